@@ -1,0 +1,30 @@
+//===- TandemOps.h - tandem ops ---------------------------------*- C++ -*-===//
+
+#ifndef TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_H
+#define TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "tandem/Dialect/Tandem/IR/TandemAttrs.h"
+#include "tandem/Dialect/Tandem/IR/TandemDialect.h"
+#include "tandem/Dialect/Tandem/IR/TandemInterfaces.h"
+#include "tandem/Dialect/Tandem/IR/TandemTraits.h"
+
+#define GET_OP_CLASSES
+#include "tandem/Dialect/Tandem/IR/TandemOps.h.inc"
+
+namespace mlir::tandem {
+
+/// Where `value` lives, when the IR says so: a function argument arrives on
+/// the CPU, a transfer's result is on its destination, and an op's result is
+/// where its `tandem.device` attribute puts it. Null when unknown.
+DeviceAttr getPlacedDevice(Value value);
+
+} // namespace mlir::tandem
+
+#endif // TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_H

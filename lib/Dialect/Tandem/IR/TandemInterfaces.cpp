@@ -1,0 +1,173 @@
+//===- TandemInterfaces.cpp - work and device contracts -------------------===//
+//
+// The work estimate of every op whose estimate is not elementwise. The
+// formulas are documented with each op in TandemOps.td; the conventions in
+// TandemInterfaces.td.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Dialect/Tandem/IR/TandemInterfaces.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemShapes.h"
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+#include "tandem/Dialect/Tandem/IR/TandemInterfaces.cpp.inc"
+
+static int64_t bytesOf(Value value) { return getNumBytes(value.getType()); }
+
+static int64_t elementsOf(Value value) {
+  return getNumElements(value.getType());
+}
+
+static int64_t bytesOf(ValueRange values) {
+  int64_t total = 0;
+  for (Value value : values)
+    total += bytesOf(value);
+  return total;
+}
+
+/// Work of an op that reads all its operands and writes all its results.
+static WorkEstimate readAllWriteAll(Operation *op, int64_t flops) {
+  return {flops, bytesOf(op->getOperands()), bytesOf(op->getResults())};
+}
+
+/// Work of an op that moves data only: `read` bytes in, its results out.
+static WorkEstimate dataMovement(Operation *op, int64_t read) {
+  return {0, read, bytesOf(op->getResults())};
+}
+
+WorkEstimate tandem::estimateElementwiseWork(Operation *op,
+                                             int64_t flopsPerElement) {
+  int64_t elements = 0;
+  for (Value result : op->getResults())
+    elements += elementsOf(result);
+  return readAllWriteAll(op, flopsPerElement * elements);
+}
+
+//===----------------------------------------------------------------------===//
+// Sources
+//===----------------------------------------------------------------------===//
+
+WorkEstimate WeightOp::estimateWork() { return {}; }
+WorkEstimate FillOp::estimateWork() { return dataMovement(*this, 0); }
+WorkEstimate IotaOp::estimateWork() { return dataMovement(*this, 0); }
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling, normalization
+//===----------------------------------------------------------------------===//
+
+WorkEstimate MatmulOp::estimateWork() {
+  // The result holds B·M·N elements, each a K-long dot product.
+  int64_t k = getA().getType().getShape().back();
+  return readAllWriteAll(*this, 2 * elementsOf(getResult()) * k);
+}
+
+WorkEstimate LinearOp::estimateWork() {
+  // The result holds R·N elements, each a K-long dot product plus the bias.
+  int64_t k = getW().getType().getShape()[1];
+  int64_t outputs = elementsOf(getResult());
+  return readAllWriteAll(*this, 2 * outputs * k + (getB() ? outputs : 0));
+}
+
+WorkEstimate Conv2dOp::estimateWork() {
+  // Each of the N·O·OH·OW outputs sums (C/groups)·kH·kW products.
+  ArrayRef<int64_t> w = getW().getType().getShape();
+  int64_t outputs = elementsOf(getResult());
+  int64_t window = w[1] * w[2] * w[3];
+  return readAllWriteAll(*this, 2 * outputs * window + (getB() ? outputs : 0));
+}
+
+WorkEstimate MaxPool2dOp::estimateWork() {
+  ArrayRef<int64_t> kernel = getKernel();
+  return readAllWriteAll(*this, elementsOf(getResult()) * kernel[0] * kernel[1]);
+}
+
+WorkEstimate AvgPool2dOp::estimateWork() {
+  ArrayRef<int64_t> kernel = getKernel();
+  return readAllWriteAll(*this, elementsOf(getResult()) * kernel[0] * kernel[1]);
+}
+
+WorkEstimate BatchNormOp::estimateWork() {
+  int64_t channels = getScale().getType().getShape()[0];
+  return readAllWriteAll(*this, 2 * elementsOf(getX()) + 4 * channels);
+}
+
+WorkEstimate LayerNormOp::estimateWork() {
+  return readAllWriteAll(*this, 8 * elementsOf(getX()));
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// One operation per input element.
+static WorkEstimate reductionWork(Operation *op) {
+  return readAllWriteAll(op, elementsOf(op->getOperand(0)));
+}
+
+WorkEstimate ReduceSumOp::estimateWork() { return reductionWork(*this); }
+WorkEstimate ReduceMeanOp::estimateWork() { return reductionWork(*this); }
+WorkEstimate ReduceMaxOp::estimateWork() { return reductionWork(*this); }
+WorkEstimate ReduceMinOp::estimateWork() { return reductionWork(*this); }
+WorkEstimate ArgmaxOp::estimateWork() { return reductionWork(*this); }
+
+//===----------------------------------------------------------------------===//
+// Shape and indexing: data movement only
+//===----------------------------------------------------------------------===//
+
+WorkEstimate ReshapeOp::estimateWork() { return {}; }
+WorkEstimate TransposeOp::estimateWork() { return readAllWriteAll(*this, 0); }
+WorkEstimate ConcatOp::estimateWork() { return readAllWriteAll(*this, 0); }
+WorkEstimate BroadcastToOp::estimateWork() { return readAllWriteAll(*this, 0); }
+WorkEstimate TransferOp::estimateWork() { return readAllWriteAll(*this, 0); }
+WorkEstimate ShapeOp::estimateWork() { return dataMovement(*this, 0); }
+
+WorkEstimate SliceOp::estimateWork() {
+  return dataMovement(*this, bytesOf(getResult()));
+}
+
+// Lookups read their indices and the rows they select, never the whole
+// table: this is why a huge embedding is cheap wherever its table lives.
+WorkEstimate EmbeddingOp::estimateWork() {
+  return dataMovement(*this, bytesOf(getIds()) + bytesOf(getResult()));
+}
+
+WorkEstimate GatherOp::estimateWork() {
+  return dataMovement(*this, bytesOf(getIndices()) + bytesOf(getResult()));
+}
+
+WorkEstimate DynamicSliceOp::estimateWork() {
+  return dataMovement(*this, bytesOf(getOffsets()) + bytesOf(getResult()));
+}
+
+//===----------------------------------------------------------------------===//
+// Upstream ops
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A constant is materialized once, like a fill: it writes its result.
+struct ConstantWorkModel
+    : WorkEstimateOpInterface::ExternalModel<ConstantWorkModel,
+                                             arith::ConstantOp> {
+  WorkEstimate estimateWork(Operation *op) const {
+    return dataMovement(op, 0);
+  }
+};
+
+/// A constant can be materialized on any device.
+struct ConstantDeviceModel
+    : DeviceSupportOpInterface::ExternalModel<ConstantDeviceModel,
+                                              arith::ConstantOp> {};
+} // namespace
+
+void tandem::registerUpstreamOpInterfaceModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *context, arith::ArithDialect *) {
+    arith::ConstantOp::attachInterface<ConstantWorkModel, ConstantDeviceModel>(
+        *context);
+  });
+}

@@ -1,0 +1,24 @@
+//===- InitAll.cpp - everything a Tandem tool registers -------------------===//
+
+#include "tandem/InitAll.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Transforms/Passes.h"
+#include "tandem/Dialect/Tandem/IR/TandemDialect.h"
+#include "tandem/Dialect/Tandem/IR/TandemInterfaces.h"
+#include "tandem/Dialect/Tandem/Transforms/Passes.h"
+
+void mlir::tandem::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<TandemDialect, arith::ArithDialect, func::FuncDialect>();
+  registerUpstreamOpInterfaceModels(registry);
+}
+
+void mlir::tandem::registerAllPasses() {
+  registerTandemPasses();
+  // Upstream passes the pipelines use.
+  registerCanonicalizerPass();
+  registerCSEPass();
+  registerSymbolDCEPass();
+}
