@@ -198,14 +198,14 @@ LogicalResult WeightOp::verify() {
 }
 
 LogicalResult FillOp::verify() {
+  if (!isa<FloatAttr, IntegerAttr>(getValue()))
+    return emitOpError() << "value must be a number, got " << getValue();
   Type valueType = getValue().getType();
   Type elementType = getType().getElementType();
   if (valueType != elementType)
     return emitOpError() << "value is typed " << valueType
                          << " but the result's element type is "
                          << elementType << " (they must match)";
-  if (!isa<FloatAttr, IntegerAttr>(getValue()))
-    return emitOpError("value must be a number");
   return success();
 }
 
@@ -526,8 +526,7 @@ LogicalResult TransposeOp::verify() {
 }
 
 LogicalResult ConcatOp::verify() {
-  if (getInputs().empty())
-    return emitOpError("needs at least one input");
+  // SameOperandsAndResultElementType has already required one input.
   ArrayRef<int64_t> first = shapeOf(getInputs().front());
   FailureOr<int64_t> axis =
       verifyAxis(*this, getAxisAttr().getInt(), first.size());

@@ -10,6 +10,7 @@
 #include "mlir/IR/Location.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -68,11 +69,12 @@ std::string formatHostOperands(DeviceSupportOpInterface op) {
 
 void printFunction(FunctionOpInterface func, raw_ostream &os) {
   os << "@" << func.getName() << "\n";
-  os << llvm::formatv("{0,4}  {1,-20} {2,-28} {3,16} {4,14} {5,14}  {6,-8} {7}\n",
-                      "#", "op", "location", "flops", "bytes_read",
-                      "bytes_written", "devices", "host_operands");
+  os << llvm::formatv(
+      "{0,4}  {1,-20} {2,-32} {3,14} {4,12} {5,12} {6,12}  {7,-8} {8}\n", "#",
+      "op", "location", "flops", "bytes_read", "bytes_written", "result_bytes",
+      "devices", "host_operands");
   WorkEstimate total;
-  int64_t index = 0;
+  int64_t index = 0, weightBytes = 0;
   func->walk([&](Operation *op) {
     auto work = dyn_cast<WorkEstimateOpInterface>(op);
     auto devices = dyn_cast<DeviceSupportOpInterface>(op);
@@ -82,17 +84,25 @@ void printFunction(FunctionOpInterface func, raw_ostream &os) {
     total.flops += estimate.flops;
     total.bytesRead += estimate.bytesRead;
     total.bytesWritten += estimate.bytesWritten;
+    // What the op's results occupy: for a weight, its resident memory.
+    int64_t resultBytes = 0;
+    for (Value result : op->getResults())
+      resultBytes += getNumBytes(result.getType());
+    if (isa<WeightOp>(op))
+      weightBytes += resultBytes;
     os << llvm::formatv(
-        "{0,4}  {1,-20} {2,-28} {3,16} {4,14} {5,14}  {6,-8} {7}\n", index++,
-        op->getName().getStringRef(), formatLocation(op->getLoc()),
-        estimate.flops, estimate.bytesRead, estimate.bytesWritten,
+        "{0,4}  {1,-20} {2,-32} {3,14} {4,12} {5,12} {6,12}  {7,-8} {8}\n",
+        index++, op->getName().getStringRef(), formatLocation(op->getLoc()),
+        estimate.flops, estimate.bytesRead, estimate.bytesWritten, resultBytes,
         formatDevices(devices), formatHostOperands(devices));
   });
   os << llvm::formatv("total: {0} ops, {1} flops ({2:F3} GFLOP), {3} bytes "
-                      "read ({4}), {5} bytes written ({6})\n",
+                      "read ({4}), {5} bytes written ({6}), weights {7} "
+                      "bytes ({8})\n",
                       index, total.flops, total.flops / 1e9, total.bytesRead,
                       formatBytes(total.bytesRead), total.bytesWritten,
-                      formatBytes(total.bytesWritten));
+                      formatBytes(total.bytesWritten), weightBytes,
+                      formatBytes(weightBytes));
 }
 
 struct PrintWork : tandem::impl::PrintWorkBase<PrintWork> {

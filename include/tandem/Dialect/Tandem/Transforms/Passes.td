@@ -10,7 +10,8 @@ def PrintWork : Pass<"tandem-print-work", "::mlir::ModuleOp"> {
   let description = [{
     For every function, prints one row per op that implements the work and
     device contracts: its index in program order, name, source location,
-    FLOPs, bytes read, bytes written, the devices that can run it and the
+    FLOPs, bytes read, bytes written, the bytes its results occupy (for a
+    weight, its resident memory), the devices that can run it and the
     operands it reads on the host; then the totals. The IR is unchanged.
 
     This is what the cost model sees before any placement decision.

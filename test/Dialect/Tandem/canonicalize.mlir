@@ -1,0 +1,177 @@
+// Folds that are plainly right.
+// RUN: tandem-opt %s -canonicalize -split-input-file | FileCheck %s
+
+// CHECK-LABEL: func.func @reshape_of_reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[R:.*]] = tandem.reshape %[[X]] : tensor<2x3x4xf32> -> tensor<4x6xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @reshape_of_reshape(%x: tensor<2x3x4xf32>) -> tensor<4x6xf32> {
+  %0 = tandem.reshape %x : tensor<2x3x4xf32> -> tensor<24xf32>
+  %1 = tandem.reshape %0 : tensor<24xf32> -> tensor<4x6xf32>
+  return %1 : tensor<4x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @reshape_back
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @reshape_back(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tandem.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
+  %1 = tandem.reshape %0 : tensor<6xf32> -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identity_reshape
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @identity_reshape(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tandem.reshape %x : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// A reshape with another user keeps it; the second reshape reads x directly.
+// CHECK-LABEL: func.func @reshape_shared
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT: %[[A:.*]] = tandem.reshape %[[X]] : tensor<2x3xf32> -> tensor<6xf32>
+// CHECK-NEXT: %[[B:.*]] = tandem.reshape %[[X]] : tensor<2x3xf32> -> tensor<3x2xf32>
+// CHECK-NEXT: return %[[A]], %[[B]]
+func.func @reshape_shared(%x: tensor<2x3xf32>) -> (tensor<6xf32>, tensor<3x2xf32>) {
+  %0 = tandem.reshape %x : tensor<2x3xf32> -> tensor<6xf32>
+  %1 = tandem.reshape %0 : tensor<6xf32> -> tensor<3x2xf32>
+  return %0, %1 : tensor<6xf32>, tensor<3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_of_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[T:.*]] = tandem.transpose %[[X]] {perm = array<i64: 2, 1, 0>} : tensor<2x3x4xf32> -> tensor<4x3x2xf32>
+// CHECK-NEXT: return %[[T]]
+func.func @transpose_of_transpose(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  // [2, 3, 4] -> perm [1, 2, 0] -> [3, 4, 2] -> perm [1, 0, 2] -> [4, 3, 2]
+  %0 = tandem.transpose %x {perm = array<i64: 1, 2, 0>} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %1 = tandem.transpose %0 {perm = array<i64: 1, 0, 2>} : tensor<3x4x2xf32> -> tensor<4x3x2xf32>
+  return %1 : tensor<4x3x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @transpose_back
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @transpose_back(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  %0 = tandem.transpose %x {perm = array<i64: 1, 2, 0>} : tensor<2x3x4xf32> -> tensor<3x4x2xf32>
+  %1 = tandem.transpose %0 {perm = array<i64: 2, 0, 1>} : tensor<3x4x2xf32> -> tensor<2x3x4xf32>
+  return %1 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identity_transpose
+// CHECK-SAME: (%[[X:.*]]: tensor<2x3xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @identity_transpose(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %0 = tandem.transpose %x {perm = array<i64: 0, 1>} : tensor<2x3xf32> -> tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shape_is_constant
+// CHECK-NEXT: %[[C:.*]] = arith.constant dense<[4, 3, 2]> : tensor<3xi64>
+// CHECK-NEXT: return %[[C]]
+func.func @shape_is_constant(%x: tensor<4x3x2xf32>) -> tensor<3xi64> {
+  %0 = tandem.shape %x : tensor<4x3x2xf32> -> tensor<3xi64>
+  return %0 : tensor<3xi64>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identity_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<4x1xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @identity_slice(%x: tensor<4x1xf32>) -> tensor<4x1xf32> {
+  %0 = tandem.slice %x {starts = array<i64: 0, 0>, limits = array<i64: 4, 1>, strides = array<i64: 1, 3>} : tensor<4x1xf32> -> tensor<4x1xf32>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// A proper window stays.
+// CHECK-LABEL: func.func @window_slice
+// CHECK: tandem.slice
+func.func @window_slice(%x: tensor<4x4xf32>) -> tensor<2x4xf32> {
+  %0 = tandem.slice %x {starts = array<i64: 1, 0>, limits = array<i64: 3, 4>} : tensor<4x4xf32> -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @identity_broadcast_cast_dynamic_slice
+// CHECK-SAME: (%[[X:.*]]: tensor<4x3xf32>, %{{.*}}: tensor<2xi64>)
+// CHECK-NEXT: return %[[X]], %[[X]], %[[X]]
+func.func @identity_broadcast_cast_dynamic_slice(%x: tensor<4x3xf32>, %o: tensor<2xi64>) -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %0 = tandem.broadcast_to %x : tensor<4x3xf32> -> tensor<4x3xf32>
+  %1 = tandem.cast %x : tensor<4x3xf32> -> tensor<4x3xf32>
+  %2 = tandem.dynamic_slice %x, %o {sizes = array<i64: 4, 3>} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<4x3xf32>
+  return %0, %1, %2 : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// -----
+
+// Arguments arrive on the host: moving one to the CPU moves nothing.
+// CHECK-LABEL: func.func @transfer_to_where_it_is
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: %[[G:.*]] = tandem.transfer %[[X]] : tensor<4xf32> to #tandem.device<gpu>
+// CHECK-NEXT: %[[R:.*]] = tandem.relu %[[G]] {tandem.device = #tandem.device<gpu>}
+// CHECK-NEXT: return %[[X]], %[[R]]
+func.func @transfer_to_where_it_is(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = tandem.transfer %x : tensor<4xf32> to #tandem.device<cpu>
+  %1 = tandem.transfer %x : tensor<4xf32> to #tandem.device<gpu>
+  %2 = tandem.relu %1 {tandem.device = #tandem.device<gpu>} : tensor<4xf32>
+  %3 = tandem.transfer %2 : tensor<4xf32> to #tandem.device<gpu>
+  return %0, %3 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @there_and_back
+// CHECK-SAME: (%[[X:.*]]: tensor<4xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @there_and_back(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = tandem.transfer %x : tensor<4xf32> to #tandem.device<gpu>
+  %1 = tandem.transfer %0 : tensor<4xf32> to #tandem.device<cpu>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Two hops collapse into one; a GPU 0 value moved to GPU 1 still moves.
+// CHECK-LABEL: func.func @two_hops
+// CHECK: %[[R:.*]] = tandem.relu
+// CHECK-NEXT: %[[T:.*]] = tandem.transfer %[[R]] : tensor<4xf32> to #tandem.device<gpu, 1>
+// CHECK-NEXT: return %[[T]]
+func.func @two_hops(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %g = tandem.transfer %x : tensor<4xf32> to #tandem.device<gpu>
+  %r = tandem.relu %g {tandem.device = #tandem.device<gpu>} : tensor<4xf32>
+  %0 = tandem.transfer %r : tensor<4xf32> to #tandem.device<cpu>
+  %1 = tandem.transfer %0 : tensor<4xf32> to #tandem.device<gpu, 1>
+  return %1 : tensor<4xf32>
+}
+
+// -----
+
+// Where the value lives is unknown: the transfer stays.
+// CHECK-LABEL: func.func @unknown_source
+// CHECK: tandem.relu
+// CHECK-NEXT: tandem.transfer
+func.func @unknown_source(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %r = tandem.relu %x : tensor<4xf32>
+  %0 = tandem.transfer %r : tensor<4xf32> to #tandem.device<gpu>
+  return %0 : tensor<4xf32>
+}
