@@ -80,7 +80,7 @@ class Tandem_UnaryOp<string mnemonic, Type tensorType, int flops,
     : Tandem_Op<mnemonic, [SameOperandsAndResultType, Tandem_OwnWork]> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # "\n\nWork: " # flops #
-      " FLOP per element; reads x, writes the result.";
+      " FLOP per element; reads x, writes the result.\n";
   let arguments = (ins tensorType:$x);
   let results = (outs tensorType:$result);
   let assemblyFormat = "$x attr-dict `:` type($result)";
@@ -93,14 +93,12 @@ class Tandem_BinaryOp<string mnemonic, Type tensorType, int flops,
                            Tandem_OwnWork,
                            Tandem_BroadcastsOperands]> {
   let summary = "elementwise " # mnemonic # " with NumPy broadcasting";
-  let description = semantics # [{
-
-    The operand shapes broadcast as in NumPy (right-aligned; a dimension of 1
-    stretches) and the result has the broadcast shape. Operands and result
-    share one element type: there is no implicit promotion.
-
-    Work: }] # flops # " FLOP per result element; reads both operands, "
-      "writes the result.";
+  let description = semantics # "\n\n"
+      "The operand shapes broadcast as in NumPy (right-aligned; a dimension "
+      "of 1 stretches) and the result has the broadcast shape. Operands and "
+      "result share one element type: there is no implicit promotion.\n\n"
+      "Work: " # flops # " FLOP per result element; reads both operands, "
+      "writes the result.\n";
   let arguments = (ins tensorType:$lhs, tensorType:$rhs);
   let results = (outs tensorType:$result);
   let assemblyFormat = [{
@@ -113,13 +111,11 @@ class Tandem_BinaryOp<string mnemonic, Type tensorType, int flops,
 class Tandem_ReductionOp<string mnemonic, Type tensorType, string semantics>
     : Tandem_Op<mnemonic, [SameOperandsAndResultElementType, Tandem_OwnWork]> {
   let summary = mnemonic # " over the given axes";
-  let description = semantics # [{
-
-    `axes` lists distinct dimensions (negative ones count from the end). With
-    `keepdims` the reduced dimensions stay as 1, otherwise they are removed.
-
-    Work: one FLOP per input element; reads x, writes the result.
-  }];
+  let description = semantics # "\n\n"
+      "`axes` lists distinct dimensions (negative ones count from the end). "
+      "With `keepdims` the reduced dimensions stay as 1, otherwise they are "
+      "removed.\n\n"
+      "Work: one FLOP per input element; reads x, writes the result.\n";
   let arguments = (ins tensorType:$x, DenseI64ArrayAttr:$axes,
                    DefaultValuedAttr<BoolAttr, "false">:$keepdims);
   let results = (outs tensorType:$result);
@@ -359,14 +355,12 @@ def Tandem_Conv2dOp : Tandem_Op<"conv2d", [SameOperandsAndResultElementType,
 class Tandem_Pool2dOp<string mnemonic, string semantics>
     : Tandem_Op<mnemonic, [SameOperandsAndResultElementType, Tandem_OwnWork]> {
   let summary = "2-D " # mnemonic # " over NCHW";
-  let description = semantics # [{
-
-    x: [N, C, H, W] → [N, C, OH, OW], OH = ⌊(H + 2·pH − kH) / sH⌋ + 1 (floor
-    mode). `kernel`, `strides` (default: the kernel) and `padding` (symmetric,
-    at most half the kernel, default 0) are (height, width) pairs.
-
-    Work: N·C·OH·OW·kH·kW FLOPs; reads x, writes the result.
-  }];
+  let description = semantics # "\n\n"
+      "x: [N, C, H, W] → [N, C, OH, OW], OH = ⌊(H + 2·pH − kH) / sH⌋ + 1 "
+      "(floor mode). `kernel`, `strides` (default: the kernel) and `padding` "
+      "(symmetric, at most half the kernel, default 0) are (height, width) "
+      "pairs.\n\n"
+      "Work: N·C·OH·OW·kH·kW FLOPs; reads x, writes the result.\n";
   let arguments = (ins Tandem_FloatTensor:$x, Tandem_Pair:$kernel,
                    OptionalAttr<Tandem_Pair>:$strides,
                    DefaultValuedAttr<Tandem_Pair, "{0, 0}">:$padding);
@@ -418,7 +412,7 @@ class Tandem_AxisNormOp<string mnemonic, int flops, string semantics,
                         string epsilon = "">
     : Tandem_Op<mnemonic, [SameOperandsAndResultType, Tandem_OwnWork]> {
   let description = semantics # "\n\nWork: " # flops #
-      " FLOPs per element; reads x, writes the result.";
+      " FLOPs per element; reads x, writes the result.\n";
   let arguments = !if(!empty(epsilon),
       (ins Tandem_FloatTensor:$x, I64Attr:$axis),
       (ins Tandem_FloatTensor:$x, I64Attr:$axis,

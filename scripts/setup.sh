@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Sets Tandem up on a fresh Debian 12 machine: installs the packages it needs
+# (as root, with apt-get) and builds it in build/ (or $TANDEM_BUILD_DIR).
+# Safe to run again: it installs only what is missing and rebuilds only what
+# changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  cmake ninja-build g++ python3 ccache
+  llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools  # LLVM/MLIR 19
+  libgtest-dev                                            # unit tests
+)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+    || missing+=("$package")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq \
+    --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+build_dir=${TANDEM_BUILD_DIR:-build}
+if [ ! -f "$build_dir/build.ninja" ]; then
+  launcher=()
+  if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  fi
+  # Debian's lit lives outside where LLVM's CMake looks for it.
+  cmake -G Ninja -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
+    -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-19/build/utils/lit/lit.py \
+    "${launcher[@]}" >/dev/null
+fi
+echo "setup: building in $build_dir"
+cmake --build "$build_dir"
