@@ -17,6 +17,7 @@ void mlir::tandem::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::tandem::registerAllPasses() {
   registerTandemPasses();
+  registerPlacementPipeline();
   // Upstream passes the pipelines use.
   registerCanonicalizerPass();
   registerCSEPass();

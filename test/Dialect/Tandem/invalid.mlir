@@ -906,7 +906,7 @@ func.func @pin_attr_integer(%x: tensor<4xf32>) {
 // -----
 
 func.func @unknown_tandem_attr(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device' and 'tandem.pin'}}
+  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes' and 'tandem.gpu_arena_bytes'}}
   %0 = tandem.relu %x {tandem.placement = #tandem.device<gpu>} : tensor<4xf32>
   return
 }
@@ -958,5 +958,20 @@ func.func @empty_device() attributes {x = #tandem.device<>} {
 
 // expected-error @+1 {{expected '>'}}
 func.func @extra_device_field() attributes {x = #tandem.device<gpu, 1, 2>} {
+  return
+}
+
+// -----
+
+func.func @negative_offset(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'tandem.offset' must be a non-negative i64, got -64 : i64}}
+  %0 = tandem.relu %x {tandem.offset = -64 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'tandem.gpu_arena_bytes' must be a non-negative i64, got "big"}}
+func.func @arena_not_integer() attributes {tandem.gpu_arena_bytes = "big"} {
   return
 }

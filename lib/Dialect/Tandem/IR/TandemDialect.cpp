@@ -38,11 +38,24 @@ Operation *TandemDialect::materializeConstant(OpBuilder &builder,
 LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().strref();
+  if (name == kOffsetAttrName || name == kGpuMemoryBudgetAttrName ||
+      name == kCpuArenaBytesAttrName || name == kGpuArenaBytesAttrName) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || !value.getType().isSignlessInteger(64) ||
+        value.getValue().isNegative())
+      return op->emitError() << "'" << name
+                             << "' must be a non-negative i64, got "
+                             << attr.getValue();
+    return success();
+  }
   if (name != kDeviceAttrName && name != kPinAttrName)
     return op->emitError() << "unknown attribute '" << name
                            << "': the tandem dialect understands '"
-                           << kDeviceAttrName << "' and '" << kPinAttrName
-                           << "'";
+                           << kDeviceAttrName << "', '" << kPinAttrName
+                           << "', '" << kOffsetAttrName << "', '"
+                           << kGpuMemoryBudgetAttrName << "', '"
+                           << kCpuArenaBytesAttrName << "' and '"
+                           << kGpuArenaBytesAttrName << "'";
   auto device = dyn_cast<DeviceAttr>(attr.getValue());
   if (!device)
     return op->emitError() << "'" << name

@@ -9,6 +9,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "tandem/Analysis/Format.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -23,33 +24,6 @@ using namespace mlir;
 using namespace mlir::tandem;
 
 namespace {
-
-/// `file:line:col` of the first file location inside `loc`, else "-".
-std::string formatLocation(Location loc) {
-  std::string text = "-";
-  loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                           file.getLine(), file.getColumn());
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return text;
-}
-
-/// 1536 → "1.50 KiB".
-std::string formatBytes(int64_t bytes) {
-  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double value = bytes;
-  int unit = 0;
-  while (value >= 1024 && unit < 4) {
-    value /= 1024;
-    ++unit;
-  }
-  return unit == 0 ? llvm::formatv("{0} B", bytes).str()
-                   : llvm::formatv("{0:F2} {1}", value, units[unit]).str();
-}
 
 std::string formatDevices(DeviceSupportOpInterface op) {
   std::string text;

@@ -24,6 +24,12 @@ def Tandem_Dialect : Dialect {
     `--tandem-place`), and `tandem.pin = #tandem.device<...>`, the user's fixed
     choice. Both are verified: the value must be a `#tandem.device` and the op
     must be able to run there.
+
+    The placement passes record their results in more discardable
+    attributes, each a non-negative i64: `tandem.offset` (an op's buffer
+    offset in its device's arena), and on functions
+    `tandem.gpu_memory_budget`, `tandem.cpu_arena_bytes` and
+    `tandem.gpu_arena_bytes`.
   }];
 
   // `tandem.shape` folds to an `arith.constant`.
@@ -40,6 +46,16 @@ def Tandem_Dialect : Dialect {
     /// Names of the discardable attributes this dialect understands.
     static constexpr ::llvm::StringLiteral kDeviceAttrName = "tandem.device";
     static constexpr ::llvm::StringLiteral kPinAttrName = "tandem.pin";
+    /// Written by --tandem-place on each function: the budget it placed for.
+    static constexpr ::llvm::StringLiteral kGpuMemoryBudgetAttrName =
+        "tandem.gpu_memory_budget";
+    /// Written by --tandem-plan-memory: an op's buffer offset in its
+    /// device's arena, and each function's arena sizes.
+    static constexpr ::llvm::StringLiteral kOffsetAttrName = "tandem.offset";
+    static constexpr ::llvm::StringLiteral kCpuArenaBytesAttrName =
+        "tandem.cpu_arena_bytes";
+    static constexpr ::llvm::StringLiteral kGpuArenaBytesAttrName =
+        "tandem.gpu_arena_bytes";
   }];
 }
 

@@ -4,7 +4,9 @@
 #define TANDEM_DIALECT_TANDEM_TRANSFORMS_PASSES_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
 
 namespace mlir::tandem {
 
@@ -13,6 +15,39 @@ namespace mlir::tandem {
 
 #define GEN_PASS_REGISTRATION
 #include "tandem/Dialect/Tandem/Transforms/Passes.h.inc"
+
+/// The options of --tandem-placement-pipeline: those of --tandem-place.
+struct PlacementPipelineOptions
+    : public PassPipelineOptions<PlacementPipelineOptions> {
+  Option<std::string> gpuMemory{*this, "gpu-memory",
+                                llvm::cl::desc("GPU memory budget"),
+                                llvm::cl::init("")};
+  Option<std::string> deviceProfile{*this, "device-profile",
+                                    llvm::cl::desc("Device profile"),
+                                    llvm::cl::init("h200")};
+  Option<std::string> strategy{*this, "strategy",
+                               llvm::cl::desc("Placement strategy"),
+                               llvm::cl::init("auto")};
+  Option<std::string> report{*this, "report",
+                             llvm::cl::desc("Placement report (JSON) file"),
+                             llvm::cl::init("")};
+  Option<bool> explain{*this, "explain",
+                       llvm::cl::desc("A remark per op explaining its device"),
+                       llvm::cl::init(false)};
+};
+
+/// Canonicalize, place, insert transfers, canonicalize and CSE, plan memory.
+void buildPlacementPipeline(OpPassManager &pm,
+                            const PlacementPipelineOptions &options);
+
+/// Registers --tandem-placement-pipeline.
+void registerPlacementPipeline();
+
+/// The functions a pass over a module works on: every function with a body.
+SmallVector<FunctionOpInterface> getModelFunctions(ModuleOp module);
+
+/// The function reports and pictures describe: @main, else the only one.
+FunctionOpInterface getReportedFunction(ModuleOp module);
 
 } // namespace mlir::tandem
 

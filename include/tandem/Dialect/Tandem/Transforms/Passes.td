@@ -16,7 +16,94 @@ def PrintWork : Pass<"tandem-print-work", "::mlir::ModuleOp"> {
 
     This is what the cost model sees before any placement decision.
   }];
-  let dependentDialects = [];
+}
+
+def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
+  let summary = "Choose the CPU or the GPU for every op, under a GPU memory "
+                "budget";
+  let description = [{
+    Prices every op on each device from the device profile (a roofline plus
+    dispatch overhead) and every value's transfer in each direction, then
+    picks a device per op with the chosen strategy and writes it as
+    `tandem.device`. Pins (`tandem.pin`) are honoured; no op is put where it
+    cannot run. The budget bounds the peak of the GPU bytes live at once:
+    resident weights, activations and streamed weights alike.
+
+    Strategies: `auto` (default; a minimum cut, optimal when the budget does
+    not bind, and a Lagrangian search with local improvement when it does),
+    `exact` (branch and bound, provably optimal under the budget, for graphs
+    with up to 64 ops free to move), and the baselines `mincut` (ignores the
+    budget), `greedy` (program order onto the GPU while the weights fit, as
+    accelerate's infer_auto_device_map), `all-cpu`, `all-gpu`.
+
+    With `report=FILE` it writes the placement and its predicted cost as JSON
+    (docs/placement.md lists the keys); with `explain` it emits a remark per
+    op with both costs, the transfers it causes and what bound the choice.
+  }];
+  let options = [
+    Option<"gpuMemory", "gpu-memory", "std::string", /*default=*/"\"\"",
+           "GPU memory budget in bytes, with an optional suffix (KiB, MiB, "
+           "GiB, ...); default: the profile's GPU memory">,
+    Option<"deviceProfile", "device-profile", "std::string", "\"h200\"",
+           "Builtin profile (h200, a100-80gb, v100-32gb, host) or the path "
+           "of a JSON profile">,
+    Option<"strategy", "strategy", "std::string", "\"auto\"",
+           "auto, exact, mincut, greedy, all-cpu or all-gpu">,
+    Option<"report", "report", "std::string", "\"\"",
+           "Write the placement report (JSON) to this file">,
+    Option<"explain", "explain", "bool", "false",
+           "Emit a remark per op explaining its device">
+  ];
+}
+
+def InsertTransfers : Pass<"tandem-insert-transfers", "::mlir::ModuleOp"> {
+  let summary = "Make every host/device copy an explicit tandem.transfer";
+  let description = [{
+    For every value of a placed function and every device it is read on
+    other than its own (ordinary operands are read on their op's device;
+    host operands and results on the CPU), inserts one `tandem.transfer`
+    right after its producer (function arguments: at the top) and makes the
+    readers on that device use it. A weight resident on the GPU is not copied
+    back for CPU readers: they read the host copy of the weights file, a
+    clone of the weight op placed on the CPU.
+  }];
+}
+
+def PlanMemory : Pass<"tandem-plan-memory", "::mlir::ModuleOp"> {
+  let summary = "Give every buffer a static offset in its device's arena";
+  let description = [{
+    Computes each buffer's lifetime over program order (from the op that
+    writes it to its last reader; a weight resident on the GPU lives for the
+    whole run), assigns offsets in one arena per device (greedy by size, as
+    TFLite's planner) and records them: `tandem.offset` on each op with a
+    buffer, `tandem.cpu_arena_bytes` and `tandem.gpu_arena_bytes` on the
+    function. Function arguments and weights on the CPU (read from the
+    mapped weights file) have no arena buffer.
+
+    Fails when the GPU arena exceeds the budget (`gpu-memory`, or the
+    `tandem.gpu_memory_budget` that --tandem-place recorded), naming the
+    peak point and the values alive there.
+  }];
+  let options = [
+    Option<"gpuMemory", "gpu-memory", "std::string", /*default=*/"\"\"",
+           "GPU memory budget in bytes, with an optional suffix; default: "
+           "the function's tandem.gpu_memory_budget">
+  ];
+}
+
+def ViewPlacement : Pass<"tandem-view-placement", "::mlir::ModuleOp"> {
+  let summary = "Write a Graphviz picture of the placed graph";
+  let description = [{
+    Writes the placed function as Graphviz DOT: ops coloured by device
+    (CPU blue, GPU green), pinned ops with a bold border, transfers drawn as
+    orange edges labelled with their bytes. Works before or after
+    --tandem-insert-transfers. `--tandem-view-placement=FILE` is short for
+    `--tandem-view-placement=file=FILE`.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"-\"",
+           "Where to write the DOT text ('-': standard output)">
+  ];
 }
 
 #endif // TANDEM_DIALECT_TANDEM_TRANSFORMS_PASSES_TD

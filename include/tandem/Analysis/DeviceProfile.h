@@ -1,0 +1,88 @@
+//===- DeviceProfile.h - what a machine's devices can do --------*- C++ -*-===//
+//
+// A device profile describes one machine: its CPU, optionally one GPU, and
+// the PCIe link between them. Placement prices ops and transfers from it.
+// Builtin profiles carry the source of every figure; others are JSON files
+// written by tandem-calibrate (format in docs/device-profiles.md).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_ANALYSIS_DEVICEPROFILE_H
+#define TANDEM_ANALYSIS_DEVICEPROFILE_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace mlir::tandem {
+
+/// Sustained rates of one processor (CPU or GPU).
+struct ProcessorProfile {
+  std::string name;
+  /// Sustained FLOP/s by element type of the op's result.
+  double f32Flops = 0, f16Flops = 0, bf16Flops = 0, intOps = 0;
+  /// Sustained memory bandwidth, bytes/s.
+  double memoryBandwidth = 0;
+  /// Fixed cost of starting one op (a kernel launch on a GPU, a dispatch to
+  /// the thread pool on a CPU), microseconds.
+  double dispatchUs = 0;
+  /// Memory capacity, bytes.
+  int64_t memoryBytes = 0;
+
+  /// The rate for ops whose result has `elementType`.
+  double flopsFor(Type elementType) const;
+};
+
+/// One direction of the host/device link.
+struct LinkProfile {
+  double latencyUs = 0;
+  /// Bytes/s.
+  double bandwidth = 0;
+};
+
+struct DeviceProfile {
+  std::string name;
+  /// Where the figures come from.
+  std::string source;
+  ProcessorProfile cpu;
+  std::optional<ProcessorProfile> gpu;
+  LinkProfile h2dPinned, h2dPageable, d2hPinned, d2hPageable;
+  /// Transfers go through pinned staging buffers (the runtime's default).
+  bool pinnedTransfers = true;
+
+  const LinkProfile &h2d() const {
+    return pinnedTransfers ? h2dPinned : h2dPageable;
+  }
+  const LinkProfile &d2h() const {
+    return pinnedTransfers ? d2hPinned : d2hPageable;
+  }
+};
+
+/// Names of the builtin profiles: h200, a100-80gb, v100-32gb, host.
+std::vector<llvm::StringRef> getBuiltinProfileNames();
+
+/// A builtin profile by name, or std::nullopt.
+std::optional<DeviceProfile> getBuiltinProfile(llvm::StringRef name);
+
+/// A builtin name, or else the path of a JSON profile. Errors name the
+/// problem: an unknown name, an unreadable file, a malformed field.
+llvm::Expected<DeviceProfile> loadDeviceProfile(llvm::StringRef nameOrPath);
+
+/// Parses a profile from JSON text; `origin` names it in errors.
+llvm::Expected<DeviceProfile> parseDeviceProfile(llvm::StringRef json,
+                                                 llvm::StringRef origin);
+
+/// The JSON form of a profile (what tandem-calibrate writes).
+llvm::json::Value toJSON(const DeviceProfile &profile);
+
+/// Parses a byte count: "4096", "4GiB", "512 MiB", "1.5GiB", "2GB".
+llvm::Expected<int64_t> parseByteSize(llvm::StringRef text);
+
+} // namespace mlir::tandem
+
+#endif // TANDEM_ANALYSIS_DEVICEPROFILE_H

@@ -1,0 +1,29 @@
+//===- PlacementReport.h - the JSON placement report ------------*- C++ -*-===//
+//
+// Keys (read by tools and tests; docs/placement.md describes each):
+// strategy, device_profile, function, gpu_memory_budget_bytes,
+// peak_gpu_bytes, predicted_us {total, cpu_compute, gpu_compute, transfer},
+// optimal_us, transfers {h2d_count, d2h_count, h2d_bytes, d2h_bytes},
+// ops [{id, name, loc, device, pinned, cpu_us, gpu_us}],
+// values [{id, producer, bytes, consumers, host_operand_of, h2d_us, d2h_us}].
+// predicted_us.total is recomputable from ops and values alone.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_ANALYSIS_PLACEMENTREPORT_H
+#define TANDEM_ANALYSIS_PLACEMENTREPORT_H
+
+#include "tandem/Analysis/PlacementGraph.h"
+#include "llvm/Support/JSON.h"
+
+namespace mlir::tandem {
+
+llvm::json::Value makePlacementReport(const PlacementGraph &graph,
+                                      const PlacementResult &result,
+                                      PlacementStrategy strategy,
+                                      const DeviceProfile &profile,
+                                      llvm::StringRef functionName);
+
+} // namespace mlir::tandem
+
+#endif // TANDEM_ANALYSIS_PLACEMENTREPORT_H

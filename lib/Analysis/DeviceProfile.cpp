@@ -1,0 +1,402 @@
+//===- DeviceProfile.cpp - builtin profiles and the JSON format -----------===//
+
+#include "tandem/Analysis/DeviceProfile.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tandem;
+using llvm::Expected;
+using llvm::StringRef;
+
+double ProcessorProfile::flopsFor(Type elementType) const {
+  if (elementType.isF16())
+    return f16Flops;
+  if (elementType.isBF16())
+    return bf16Flops;
+  if (isa<FloatType>(elementType))
+    return f32Flops;
+  return intOps;
+}
+
+//===----------------------------------------------------------------------===//
+// Builtin profiles
+//===----------------------------------------------------------------------===//
+
+namespace {
+// Sustained figures are datasheet peaks derated by what well-tuned libraries
+// reach on large problems: 70% of peak FLOP/s (cuBLAS/OpenBLAS GEMM), 85% of
+// peak memory bandwidth (STREAM-like copies), 80% of the PCIe link's raw rate
+// for pinned copies and about 40% of it for pageable ones (an extra host
+// copy through a driver buffer).
+constexpr double kComputeDerate = 0.70;
+constexpr double kBandwidthDerate = 0.85;
+constexpr double kTera = 1e12, kGiga = 1e9;
+
+ProcessorProfile processor(StringRef name, double f32Peak, double f16Peak,
+                           double bf16Peak, double bandwidthPeak,
+                           double dispatchUs, int64_t memoryBytes) {
+  ProcessorProfile p;
+  p.name = name.str();
+  p.f32Flops = f32Peak * kComputeDerate;
+  p.f16Flops = f16Peak * kComputeDerate;
+  p.bf16Flops = bf16Peak * kComputeDerate;
+  // Integer elementwise work runs at the f32 rate; it is memory-bound anyway.
+  p.intOps = p.f32Flops;
+  p.memoryBandwidth = bandwidthPeak * kBandwidthDerate;
+  p.dispatchUs = dispatchUs;
+  p.memoryBytes = memoryBytes;
+  return p;
+}
+
+void setLink(DeviceProfile &profile, double rawBandwidth) {
+  profile.h2dPinned = profile.d2hPinned = {10.0, rawBandwidth * 0.80};
+  profile.h2dPageable = profile.d2hPageable = {15.0, rawBandwidth * 0.40};
+}
+
+// GPU kernel launch plus the host work around it: 5 us, the figure usually
+// measured for back-to-back small kernels with a synchronizing consumer.
+// CPU dispatch of one op to a thread pool: 2 us.
+constexpr double kGpuLaunchUs = 5.0, kCpuDispatchUs = 2.0;
+
+DeviceProfile makeH200() {
+  DeviceProfile p;
+  p.name = "h200";
+  p.source =
+      "GPU: NVIDIA H200 SXM datasheet (FP32 67 TFLOPS, FP16/BF16 tensor 989 "
+      "TFLOPS dense, HBM3e 4.8 TB/s, 141 GB; 143771 MiB as nvidia-smi "
+      "reports). CPU: one socket of a DGX H200's Intel Xeon Platinum 8480C "
+      "(56 cores, AVX-512 with 2 FMA units at 2.0 GHz: 7.2 TFLOPS FP32 "
+      "peak; BF16 through AMX counted at the FP32 rate; 8 channels of "
+      "DDR5-4800: 307 GB/s; 1 TiB). Link: PCIe Gen5 x16, 64 GB/s per "
+      "direction. Sustained = peak x 0.70 (compute), x 0.85 (memory), x 0.80 "
+      "(pinned copies), x 0.40 (pageable copies); launch 5 us, dispatch 2 us.";
+  p.gpu = processor("NVIDIA H200 SXM", 67 * kTera, 989 * kTera, 989 * kTera,
+                    4800 * kGiga, kGpuLaunchUs, 143771LL << 20);
+  p.cpu = processor("Intel Xeon Platinum 8480C (1 socket)", 7.2 * kTera,
+                    7.2 * kTera, 7.2 * kTera, 307 * kGiga, kCpuDispatchUs,
+                    1LL << 40);
+  setLink(p, 64 * kGiga);
+  return p;
+}
+
+DeviceProfile makeA100() {
+  DeviceProfile p;
+  p.name = "a100-80gb";
+  p.source =
+      "GPU: NVIDIA A100 80GB SXM datasheet (FP32 19.5 TFLOPS, FP16/BF16 "
+      "tensor 312 TFLOPS dense, HBM2e 2039 GB/s, 80 GB). CPU: one socket of "
+      "a DGX A100's AMD EPYC 7742 (64 cores, AVX2 with 2 FMA units at "
+      "2.25 GHz: 4.6 TFLOPS FP32 peak; 8 channels of DDR4-3200: 205 GB/s; "
+      "1 TiB). Link: PCIe Gen4 x16, 32 GB/s per direction. Sustained = peak "
+      "x 0.70 (compute), x 0.85 (memory), x 0.80 (pinned copies), x 0.40 "
+      "(pageable copies); launch 5 us, dispatch 2 us.";
+  p.gpu = processor("NVIDIA A100 80GB SXM", 19.5 * kTera, 312 * kTera,
+                    312 * kTera, 2039 * kGiga, kGpuLaunchUs, 80LL << 30);
+  p.cpu = processor("AMD EPYC 7742 (1 socket)", 4.6 * kTera, 4.6 * kTera,
+                    4.6 * kTera, 205 * kGiga, kCpuDispatchUs, 1LL << 40);
+  setLink(p, 32 * kGiga);
+  return p;
+}
+
+DeviceProfile makeV100() {
+  DeviceProfile p;
+  p.name = "v100-32gb";
+  p.source =
+      "GPU: NVIDIA V100 SXM2 32GB datasheet (FP32 15.7 TFLOPS, FP16 tensor "
+      "125 TFLOPS; no BF16 units, so BF16 at the FP32 rate; HBM2 900 GB/s, "
+      "32 GB). CPU: one socket of a DGX-1's Intel Xeon E5-2698 v4 (20 "
+      "cores, AVX2 with 2 FMA units at 2.2 GHz: 1.4 TFLOPS FP32 peak; 4 "
+      "channels of DDR4-2400: 77 GB/s; 512 GiB). Link: PCIe Gen3 x16, "
+      "15.75 GB/s per direction. Sustained = peak x 0.70 (compute), x 0.85 "
+      "(memory), x 0.80 (pinned copies), x 0.40 (pageable copies); launch "
+      "5 us, dispatch 2 us.";
+  p.gpu = processor("NVIDIA V100 SXM2 32GB", 15.7 * kTera, 125 * kTera,
+                    15.7 * kTera, 900 * kGiga, kGpuLaunchUs, 32LL << 30);
+  p.cpu = processor("Intel Xeon E5-2698 v4 (1 socket)", 1.4 * kTera,
+                    1.4 * kTera, 1.4 * kTera, 77 * kGiga, kCpuDispatchUs,
+                    512LL << 30);
+  setLink(p, 15.75 * kGiga);
+  return p;
+}
+
+DeviceProfile makeHost() {
+  DeviceProfile p;
+  p.name = "host";
+  p.source =
+      "CPU only: a 16-core AVX2 workstation (2 FMA units at 3.0 GHz: 1.5 "
+      "TFLOPS FP32 peak; 2 channels of DDR5-4800: 77 GB/s; 64 GiB), "
+      "sustained = peak x 0.70 (compute), x 0.85 (memory); dispatch 2 us.";
+  p.cpu = processor("16-core AVX2 workstation", 1.5 * kTera, 1.5 * kTera,
+                    1.5 * kTera, 77 * kGiga, kCpuDispatchUs, 64LL << 30);
+  return p;
+}
+} // namespace
+
+std::vector<StringRef> tandem::getBuiltinProfileNames() {
+  return {"h200", "a100-80gb", "v100-32gb", "host"};
+}
+
+std::optional<DeviceProfile> tandem::getBuiltinProfile(StringRef name) {
+  if (name == "h200")
+    return makeH200();
+  if (name == "a100-80gb")
+    return makeA100();
+  if (name == "v100-32gb")
+    return makeV100();
+  if (name == "host")
+    return makeHost();
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// JSON
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reads fields of one JSON object, collecting the first error with its path.
+class FieldReader {
+public:
+  FieldReader(const llvm::json::Object *object, std::string path,
+              std::string &error)
+      : object(object), path(std::move(path)), error(error) {}
+
+  double number(StringRef key, bool positive = true) {
+    const llvm::json::Value *value = get(key);
+    if (!value)
+      return 0;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 0 ||
+        (positive && *number == 0)) {
+      fail(key, positive ? "a positive number" : "a non-negative number");
+      return 0;
+    }
+    return *number;
+  }
+
+  std::string string(StringRef key, bool required = true) {
+    const llvm::json::Value *value = object->get(key);
+    if (!value) {
+      if (required)
+        fail(key, "a string");
+      return "";
+    }
+    std::optional<StringRef> text = value->getAsString();
+    if (!text) {
+      fail(key, "a string");
+      return "";
+    }
+    return text->str();
+  }
+
+  const llvm::json::Object *object_(StringRef key) {
+    const llvm::json::Value *value = get(key);
+    if (!value)
+      return nullptr;
+    const llvm::json::Object *nested = value->getAsObject();
+    if (!nested)
+      fail(key, "an object");
+    return nested;
+  }
+
+  std::string nestedPath(StringRef key) const {
+    return (path + "." + key).str();
+  }
+
+private:
+  const llvm::json::Value *get(StringRef key) {
+    if (!error.empty())
+      return nullptr;
+    const llvm::json::Value *value = object->get(key);
+    if (!value)
+      error = llvm::formatv("missing field '{0}.{1}'", path, key).str();
+    return value;
+  }
+
+  void fail(StringRef key, StringRef expected) {
+    if (error.empty())
+      error = llvm::formatv("field '{0}.{1}' must be {2}", path, key, expected)
+                  .str();
+  }
+
+  const llvm::json::Object *object;
+  std::string path;
+  std::string &error;
+};
+
+ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
+                               std::string &error) {
+  ProcessorProfile p;
+  const llvm::json::Object *object = parent.object_(key);
+  if (!object)
+    return p;
+  FieldReader fields(object, parent.nestedPath(key), error);
+  p.name = fields.string("name");
+  if (const llvm::json::Object *flops = fields.object_("peak_flops")) {
+    FieldReader rates(flops, fields.nestedPath("peak_flops"), error);
+    p.f32Flops = rates.number("f32");
+    p.f16Flops = rates.number("f16");
+    p.bf16Flops = rates.number("bf16");
+    p.intOps = rates.number("int");
+  }
+  p.memoryBandwidth = fields.number("memory_bandwidth");
+  p.dispatchUs = fields.number("dispatch_us", /*positive=*/false);
+  p.memoryBytes = static_cast<int64_t>(fields.number("memory_bytes"));
+  return p;
+}
+
+LinkProfile readLink(FieldReader &parent, StringRef key, std::string &error) {
+  LinkProfile link;
+  const llvm::json::Object *object = parent.object_(key);
+  if (!object)
+    return link;
+  FieldReader fields(object, parent.nestedPath(key), error);
+  link.latencyUs = fields.number("latency_us", /*positive=*/false);
+  link.bandwidth = fields.number("bandwidth");
+  return link;
+}
+
+llvm::json::Value processorToJSON(const ProcessorProfile &p) {
+  return llvm::json::Object{
+      {"name", p.name},
+      {"peak_flops", llvm::json::Object{{"f32", p.f32Flops},
+                                        {"f16", p.f16Flops},
+                                        {"bf16", p.bf16Flops},
+                                        {"int", p.intOps}}},
+      {"memory_bandwidth", p.memoryBandwidth},
+      {"dispatch_us", p.dispatchUs},
+      {"memory_bytes", p.memoryBytes}};
+}
+
+llvm::json::Value linkToJSON(const LinkProfile &link) {
+  return llvm::json::Object{{"latency_us", link.latencyUs},
+                            {"bandwidth", link.bandwidth}};
+}
+} // namespace
+
+Expected<DeviceProfile> tandem::parseDeviceProfile(StringRef json,
+                                                   StringRef origin) {
+  auto makeError = [&](const llvm::Twine &message) {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "device profile " + origin + ": " + message);
+  };
+  Expected<llvm::json::Value> parsed = llvm::json::parse(json);
+  if (!parsed)
+    return makeError("malformed JSON: " + llvm::toString(parsed.takeError()));
+  const llvm::json::Object *root = parsed->getAsObject();
+  if (!root)
+    return makeError("expected a JSON object");
+
+  std::string error;
+  FieldReader fields(root, "profile", error);
+  DeviceProfile profile;
+  profile.name = fields.string("name");
+  profile.source = fields.string("source", /*required=*/false);
+  profile.cpu = readProcessor(fields, "cpu", error);
+  const llvm::json::Value *gpu = root->get("gpu");
+  if (error.empty() && gpu && gpu->kind() != llvm::json::Value::Null)
+    profile.gpu = readProcessor(fields, "gpu", error);
+  if (error.empty() && profile.gpu) {
+    if (const llvm::json::Object *links = fields.object_("links")) {
+      FieldReader linkFields(links, "profile.links", error);
+      for (auto [key, pinned, pageable] :
+           {std::tuple<StringRef, LinkProfile *, LinkProfile *>{
+                "h2d", &profile.h2dPinned, &profile.h2dPageable},
+            {"d2h", &profile.d2hPinned, &profile.d2hPageable}}) {
+        if (const llvm::json::Object *direction = linkFields.object_(key)) {
+          FieldReader modes(direction, linkFields.nestedPath(key), error);
+          *pinned = readLink(modes, "pinned", error);
+          *pageable = readLink(modes, "pageable", error);
+        }
+      }
+    }
+    std::string memory = fields.string("transfer_memory", /*required=*/false);
+    if (memory == "pageable")
+      profile.pinnedTransfers = false;
+    else if (!memory.empty() && memory != "pinned" && error.empty())
+      error = "field 'profile.transfer_memory' must be \"pinned\" or "
+              "\"pageable\"";
+  }
+  if (!error.empty())
+    return makeError(error);
+  return profile;
+}
+
+Expected<DeviceProfile> tandem::loadDeviceProfile(StringRef nameOrPath) {
+  if (std::optional<DeviceProfile> builtin = getBuiltinProfile(nameOrPath))
+    return *builtin;
+  if (!nameOrPath.ends_with(".json"))
+    return llvm::createStringError(
+        llvm::inconvertibleErrorCode(),
+        "unknown device profile '" + nameOrPath +
+            "': expected one of h200, a100-80gb, v100-32gb, host, or the "
+            "path of a .json profile");
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(nameOrPath);
+  if (!file)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "cannot read device profile '" +
+                                       nameOrPath +
+                                       "': " + file.getError().message());
+  return parseDeviceProfile((*file)->getBuffer(), nameOrPath);
+}
+
+llvm::json::Value tandem::toJSON(const DeviceProfile &profile) {
+  llvm::json::Object root{{"name", profile.name},
+                          {"source", profile.source},
+                          {"cpu", processorToJSON(profile.cpu)}};
+  if (profile.gpu) {
+    root["gpu"] = processorToJSON(*profile.gpu);
+    root["links"] = llvm::json::Object{
+        {"h2d", llvm::json::Object{{"pinned", linkToJSON(profile.h2dPinned)},
+                                   {"pageable",
+                                    linkToJSON(profile.h2dPageable)}}},
+        {"d2h", llvm::json::Object{{"pinned", linkToJSON(profile.d2hPinned)},
+                                   {"pageable",
+                                    linkToJSON(profile.d2hPageable)}}}};
+    root["transfer_memory"] = profile.pinnedTransfers ? "pinned" : "pageable";
+  } else {
+    root["gpu"] = nullptr;
+  }
+  return std::move(root);
+}
+
+//===----------------------------------------------------------------------===//
+// Byte sizes
+//===----------------------------------------------------------------------===//
+
+Expected<int64_t> tandem::parseByteSize(StringRef text) {
+  StringRef original = text;
+  text = text.trim();
+  size_t numberEnd = 0;
+  while (numberEnd < text.size() &&
+         (llvm::isDigit(text[numberEnd]) || text[numberEnd] == '.'))
+    ++numberEnd;
+  StringRef number = text.take_front(numberEnd);
+  StringRef suffix = text.drop_front(numberEnd).trim();
+  double value = 0;
+  bool badNumber = number.empty() || number.getAsDouble(value);
+  static const std::pair<StringRef, double> kSuffixes[] = {
+      {"", 1},          {"B", 1},         {"KiB", 1024.0},
+      {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+      {"KB", 1e3},      {"MB", 1e6},      {"GB", 1e9},
+      {"TB", 1e12}};
+  for (auto [name, scale] : kSuffixes) {
+    if (badNumber || suffix != name)
+      continue;
+    double bytes = value * scale;
+    if (bytes > 9.0e18)
+      break;
+    return static_cast<int64_t>(bytes);
+  }
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      "cannot read '" + original +
+          "' as a memory size: expected a number of bytes with an optional "
+          "suffix B, KiB, MiB, GiB, TiB, KB, MB, GB or TB (e.g. 4GiB)");
+}

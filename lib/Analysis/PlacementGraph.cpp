@@ -1,0 +1,101 @@
+//===- PlacementGraph.cpp - a function as a placement problem -------------===//
+
+#include "tandem/Analysis/PlacementGraph.h"
+
+#include "tandem/Analysis/CostModel.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemShapes.h"
+#include "llvm/ADT/DenseMap.h"
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+FailureOr<PlacementGraph>
+tandem::buildPlacementGraph(FunctionOpInterface func,
+                            const DeviceProfile &profile,
+                            int64_t gpuBudgetBytes) {
+  PlacementGraph graph;
+  PlacementProblem &problem = graph.problem;
+  problem.gpuBudgetBytes = gpuBudgetBytes;
+  problem.hasGpu = profile.gpu.has_value();
+
+  Region &body = func.getFunctionBody();
+  if (!body.hasOneBlock())
+    return func->emitError("placement needs a function with one block");
+  Block &block = body.front();
+
+  llvm::DenseMap<Value, int> valueIndex;
+  auto addValue = [&](Value value, int producer) {
+    PlacementValue placed;
+    placed.bytes = getNumBytes(value.getType());
+    placed.producer = producer;
+    if (problem.hasGpu) {
+      placed.h2dUs = estimateTransferTimeUs(placed.bytes, profile.h2d());
+      placed.d2hUs = estimateTransferTimeUs(placed.bytes, profile.d2h());
+    }
+    valueIndex[value] = problem.values.size();
+    problem.values.push_back(placed);
+    graph.values.push_back(value);
+  };
+  for (BlockArgument argument : block.getArguments())
+    addValue(argument, -1 - static_cast<int>(argument.getArgNumber()));
+
+  for (Operation &op : block) {
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+      for (Value operand : op.getOperands())
+        if (auto it = valueIndex.find(operand); it != valueIndex.end())
+          problem.values[it->second].isResult = true;
+      continue;
+    }
+    auto support = dyn_cast<DeviceSupportOpInterface>(&op);
+    if (!support || !isa<WorkEstimateOpInterface>(&op))
+      return op.emitError() << "cannot place '" << op.getName()
+                            << "': it does not implement Tandem's work and "
+                               "device contracts";
+    if (op.getNumRegions())
+      return op.emitError("placement handles ops without regions only");
+
+    PlacementOp placed;
+    int index = problem.ops.size();
+    placed.isWeight = isa<WeightOp>(op);
+    placed.cpuUs = estimateOpTimeUs(&op, DeviceKind::CPU, profile)
+                       .value_or(kUnreachable);
+    placed.gpuUs = estimateOpTimeUs(&op, DeviceKind::GPU, profile)
+                       .value_or(kUnreachable);
+    if (auto pin = op.getAttrOfType<DeviceAttr>(TandemDialect::kPinAttrName)) {
+      if (pin.isGPU() && !problem.hasGpu)
+        return op.emitError() << "is pinned to " << pin
+                              << " but the device profile '" << profile.name
+                              << "' has no GPU";
+      if (pin.isGPU() && pin.getOrdinal() != 0)
+        return op.emitError() << "is pinned to " << pin
+                              << ": placement handles one GPU (ordinal 0) so "
+                                 "far";
+      placed.pin = pin.getKind();
+    }
+    if (!placed.canRunOn(DeviceKind::CPU) && !placed.canRunOn(DeviceKind::GPU))
+      return op.emitError("can run on no device of the profile");
+    if (placed.cpuUs == kUnreachable && !problem.hasGpu)
+      return op.emitError("can run only on a GPU, and the profile has none");
+
+    for (auto [operandIndex, operand] : llvm::enumerate(op.getOperands())) {
+      auto it = valueIndex.find(operand);
+      if (it == valueIndex.end())
+        return op.emitError("placement needs every operand defined in the "
+                            "function's body");
+      if (support.isHostOperand(operandIndex))
+        problem.values[it->second].hostConsumers.push_back(index);
+      else if (!llvm::is_contained(placed.operands, it->second))
+        placed.operands.push_back(it->second);
+    }
+    for (Value result : op.getResults()) {
+      placed.results.push_back(problem.values.size());
+      addValue(result, index);
+      problem.values.back().isWeight = placed.isWeight;
+    }
+    problem.ops.push_back(std::move(placed));
+    graph.ops.push_back(&op);
+  }
+  problem.finalize();
+  return graph;
+}

@@ -1,0 +1,77 @@
+//===- PlacementReport.cpp - the JSON placement report --------------------===//
+
+#include "tandem/Analysis/PlacementReport.h"
+
+#include "tandem/Analysis/Format.h"
+
+using namespace mlir;
+using namespace mlir::tandem;
+using llvm::json::Array;
+using llvm::json::Object;
+using JSONValue = llvm::json::Value;
+
+static JSONValue timeOrNull(double us) {
+  return us == kUnreachable ? JSONValue(nullptr) : JSONValue(us);
+}
+
+llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
+                                              const PlacementResult &result,
+                                              PlacementStrategy strategy,
+                                              const DeviceProfile &profile,
+                                              llvm::StringRef functionName) {
+  const PlacementProblem &problem = graph.problem;
+  const PlacementCost &cost = result.cost;
+
+  Array ops;
+  for (auto [index, op] : llvm::enumerate(problem.ops)) {
+    ops.push_back(Object{
+        {"id", int64_t(index)},
+        {"name", graph.ops[index]->getName().getStringRef()},
+        {"loc", formatLocation(graph.ops[index]->getLoc())},
+        {"device", result.placement[index] ? "gpu" : "cpu"},
+        {"pinned", op.pin.has_value()},
+        {"cpu_us", timeOrNull(op.cpuUs)},
+        {"gpu_us", timeOrNull(op.gpuUs)}});
+  }
+
+  Array values;
+  for (auto [index, value] : llvm::enumerate(problem.values)) {
+    Array consumers;
+    for (int consumer : value.consumers)
+      consumers.push_back(consumer);
+    if (value.isResult)
+      consumers.push_back(-1);
+    Array hostConsumers;
+    for (int consumer : value.hostConsumers)
+      hostConsumers.push_back(consumer);
+    // A weight is readable on the host wherever it is placed: it never
+    // needs a device-to-host copy.
+    double d2hUs = value.isWeight ? 0.0 : value.d2hUs;
+    values.push_back(Object{{"id", int64_t(index)},
+                            {"producer", value.producer},
+                            {"bytes", value.bytes},
+                            {"consumers", std::move(consumers)},
+                            {"host_operand_of", std::move(hostConsumers)},
+                            {"h2d_us", value.h2dUs},
+                            {"d2h_us", d2hUs}});
+  }
+
+  return Object{
+      {"strategy", stringifyPlacementStrategy(strategy)},
+      {"device_profile", profile.name},
+      {"function", functionName},
+      {"gpu_memory_budget_bytes", problem.gpuBudgetBytes},
+      {"peak_gpu_bytes", cost.peakGpuBytes},
+      {"predicted_us", Object{{"total", cost.totalUs()},
+                              {"cpu_compute", cost.cpuComputeUs},
+                              {"gpu_compute", cost.gpuComputeUs},
+                              {"transfer", cost.transferUs}}},
+      {"optimal_us",
+       result.optimalUs ? JSONValue(*result.optimalUs) : JSONValue(nullptr)},
+      {"transfers", Object{{"h2d_count", cost.h2dCount},
+                           {"d2h_count", cost.d2hCount},
+                           {"h2d_bytes", cost.h2dBytes},
+                           {"d2h_bytes", cost.d2hBytes}}},
+      {"ops", std::move(ops)},
+      {"values", std::move(values)}};
+}

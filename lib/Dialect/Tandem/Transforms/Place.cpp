@@ -1,0 +1,185 @@
+//===- Place.cpp - choose a device for every op ---------------------------===//
+
+#include "tandem/Dialect/Tandem/Transforms/Passes.h"
+
+#include "tandem/Analysis/CostModel.h"
+#include "tandem/Analysis/Format.h"
+#include "tandem/Analysis/PlacementGraph.h"
+#include "tandem/Analysis/PlacementReport.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cmath>
+
+namespace mlir::tandem {
+#define GEN_PASS_DEF_PLACE
+#include "tandem/Dialect/Tandem/Transforms/Passes.h.inc"
+} // namespace mlir::tandem
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+
+llvm::StringRef deviceName(bool onGpu) { return onGpu ? "gpu" : "cpu"; }
+
+/// The remark of --tandem-place=explain: where the op went, what it costs on
+/// each device, the copies its results need, and what decided it.
+void explain(const PlacementGraph &graph, Placement &placement, int index) {
+  const PlacementProblem &problem = graph.problem;
+  const PlacementOp &op = problem.ops[index];
+  bool onGpu = placement[index];
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  auto time = [](double us) {
+    return us == kUnreachable ? std::string("n/a")
+                              : llvm::formatv("{0:F3} us", us).str();
+  };
+  os << "on " << deviceName(onGpu) << ": cpu " << time(op.cpuUs) << ", gpu "
+     << time(op.gpuUs);
+  for (int value : op.results) {
+    double us = problem.transferUs(value, placement);
+    if (us > 0)
+      os << "; its result moves to " << deviceName(!onGpu) << " ("
+         << formatBytes(problem.values[value].bytes)
+         << llvm::formatv(", {0:F3} us)", us);
+  }
+  for (int value : op.operands) {
+    const PlacementValue &operand = problem.values[value];
+    bool producedOnGpu = !operand.isArgument() && placement[operand.producer];
+    if (producedOnGpu != onGpu && !(operand.isWeight && !onGpu))
+      os << "; reads an operand moved from " << deviceName(producedOnGpu)
+         << " (" << formatBytes(operand.bytes) << ")";
+  }
+  os << "; ";
+  if (op.pin) {
+    os << "pinned by tandem.pin";
+  } else if (!op.canRunOn(onGpu ? DeviceKind::CPU : DeviceKind::GPU)) {
+    os << "it can run only on the " << deviceName(onGpu);
+  } else {
+    double delta = problem.flipDeltaUs(index, placement);
+    bool fitsOnGpu = true;
+    if (!onGpu) {
+      placement[index] = 1;
+      fitsOnGpu = problem.fitsBudget(placement);
+      placement[index] = 0;
+    }
+    if (!fitsOnGpu) {
+      os << "on the gpu it would not fit the GPU memory budget";
+      if (delta != 0)
+        os << llvm::formatv(" (and would {0} {1:F3} us)",
+                            delta > 0 ? "add" : "save", std::fabs(delta));
+    } else if (delta > 0) {
+      os << llvm::formatv("moving it to the {0} would add {1:F3} us",
+                          deviceName(!onGpu), delta);
+    } else if (delta < 0) {
+      os << llvm::formatv("the {0} would save {1:F3} us but the GPU memory "
+                          "budget binds",
+                          deviceName(!onGpu), -delta);
+    } else {
+      os << "both devices cost the same";
+    }
+  }
+  graph.ops[index]->emitRemark(os.str());
+}
+
+struct Place : tandem::impl::PlaceBase<Place> {
+  using PlaceBase::PlaceBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    llvm::Expected<DeviceProfile> profile = loadDeviceProfile(deviceProfile);
+    if (!profile) {
+      module.emitError(llvm::toString(profile.takeError()));
+      return signalPassFailure();
+    }
+    std::optional<PlacementStrategy> chosen = parsePlacementStrategy(strategy);
+    if (!chosen) {
+      module.emitError() << "unknown placement strategy '" << strategy
+                         << "': expected auto, exact, mincut, greedy, "
+                            "all-cpu or all-gpu";
+      return signalPassFailure();
+    }
+    int64_t budget = profile->gpu ? profile->gpu->memoryBytes : 0;
+    if (!gpuMemory.empty()) {
+      llvm::Expected<int64_t> parsed = parseByteSize(gpuMemory);
+      if (!parsed) {
+        module.emitError() << "gpu-memory: "
+                           << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      budget = *parsed;
+    }
+
+    FunctionOpInterface reported = getReportedFunction(module);
+    for (FunctionOpInterface func : getModelFunctions(module)) {
+      FailureOr<PlacementGraph> graph =
+          buildPlacementGraph(func, *profile, budget);
+      if (failed(graph))
+        return signalPassFailure();
+      llvm::Expected<PlacementResult> result =
+          solvePlacement(graph->problem, *chosen);
+      if (!result) {
+        func.emitError() << "cannot place @" << func.getName() << ": "
+                         << llvm::toString(result.takeError());
+        return signalPassFailure();
+      }
+      if (result->cost.peakGpuBytes > budget)
+        func.emitWarning() << "strategy '" << strategy << "' uses "
+                           << result->cost.peakGpuBytes
+                           << " bytes of GPU memory, over the budget of "
+                           << budget << " bytes";
+
+      MLIRContext *context = &getContext();
+      for (auto [index, op] : llvm::enumerate(graph->ops))
+        op->setAttr(TandemDialect::kDeviceAttrName,
+                    result->placement[index] ? DeviceAttr::getGPU(context)
+                                             : DeviceAttr::getCPU(context));
+      func->setAttr(TandemDialect::kGpuMemoryBudgetAttrName,
+                    IntegerAttr::get(IntegerType::get(context, 64), budget));
+      if (explain)
+        for (size_t index = 0; index < graph->ops.size(); ++index)
+          ::explain(*graph, result->placement, index);
+      if (!report.empty() && func == reported &&
+          failed(writeReport(*graph, *result, *chosen, *profile, func)))
+        return signalPassFailure();
+    }
+  }
+
+  LogicalResult writeReport(const PlacementGraph &graph,
+                            const PlacementResult &result,
+                            PlacementStrategy chosen,
+                            const DeviceProfile &profile,
+                            FunctionOpInterface func) {
+    std::error_code error;
+    llvm::raw_fd_ostream os(report, error, llvm::sys::fs::OF_Text);
+    if (error)
+      return func.emitError() << "cannot write the placement report '"
+                              << report << "': " << error.message();
+    os << llvm::formatv("{0:2}\n", makePlacementReport(graph, result, chosen,
+                                                       profile,
+                                                       func.getName()));
+    return success();
+  }
+};
+
+} // namespace
+
+SmallVector<FunctionOpInterface> tandem::getModelFunctions(ModuleOp module) {
+  SmallVector<FunctionOpInterface> functions;
+  for (auto func : module.getOps<FunctionOpInterface>())
+    if (!func.isExternal())
+      functions.push_back(func);
+  return functions;
+}
+
+FunctionOpInterface tandem::getReportedFunction(ModuleOp module) {
+  SmallVector<FunctionOpInterface> functions = getModelFunctions(module);
+  for (FunctionOpInterface func : functions)
+    if (func.getName() == "main")
+      return func;
+  return functions.size() == 1 ? functions.front() : FunctionOpInterface();
+}

@@ -1,0 +1,159 @@
+//===- PlanMemory.cpp - static offsets in one arena per device ------------===//
+
+#include "tandem/Dialect/Tandem/Transforms/Passes.h"
+
+#include "tandem/Analysis/DeviceProfile.h"
+#include "tandem/Analysis/Format.h"
+#include "tandem/Analysis/MemoryPlanner.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemShapes.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace mlir::tandem {
+#define GEN_PASS_DEF_PLANMEMORY
+#include "tandem/Dialect/Tandem/Transforms/Passes.h.inc"
+} // namespace mlir::tandem
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+
+struct DeviceBuffers {
+  std::vector<BufferLifetime> lifetimes;
+  std::vector<Operation *> writers;
+};
+
+/// The point at which the most GPU bytes are live, and those buffers.
+std::pair<int64_t, std::vector<size_t>>
+findPeak(const std::vector<BufferLifetime> &buffers, int64_t numPoints) {
+  std::vector<int64_t> delta(numPoints + 1, 0);
+  for (const BufferLifetime &buffer : buffers) {
+    delta[buffer.first] += alignBufferSize(buffer.bytes);
+    delta[buffer.last + 1] -= alignBufferSize(buffer.bytes);
+  }
+  int64_t live = 0, peak = -1, peakPoint = 0;
+  for (int64_t point = 0; point < numPoints; ++point) {
+    live += delta[point];
+    if (live > peak) {
+      peak = live;
+      peakPoint = point;
+    }
+  }
+  std::vector<size_t> alive;
+  for (auto [index, buffer] : llvm::enumerate(buffers))
+    if (buffer.first <= peakPoint && peakPoint <= buffer.last)
+      alive.push_back(index);
+  llvm::sort(alive, [&](size_t a, size_t b) {
+    return buffers[a].bytes > buffers[b].bytes;
+  });
+  return {peakPoint, alive};
+}
+
+LogicalResult planFunction(FunctionOpInterface func,
+                           std::optional<int64_t> budget) {
+  Block &block = func.getFunctionBody().front();
+  llvm::DenseMap<Operation *, int64_t> position;
+  SmallVector<Operation *> order;
+  for (Operation &op : block) {
+    position[&op] = order.size();
+    order.push_back(&op);
+  }
+  int64_t numPoints = order.size();
+
+  DeviceBuffers cpu, gpu;
+  for (Operation *op : order) {
+    if (op->hasTrait<mlir::OpTrait::IsTerminator>())
+      continue;
+    if (op->getNumResults() != 1)
+      return op->emitError("memory planning handles ops with one result");
+    Value result = op->getResult(0);
+    DeviceAttr device = getPlacedDevice(result);
+    if (!device)
+      return op->emitError("is not placed: run --tandem-place and "
+                           "--tandem-insert-transfers first");
+    BufferLifetime lifetime;
+    lifetime.bytes = getNumBytes(result.getType());
+    if (isa<WeightOp>(op)) {
+      // Host weights are read from the mapped weights file; GPU weights are
+      // uploaded once and stay for the whole run.
+      if (device.isCPU())
+        continue;
+      lifetime.first = 0;
+      lifetime.last = numPoints - 1;
+    } else {
+      lifetime.first = lifetime.last = position[op];
+      for (Operation *user : result.getUsers())
+        lifetime.last = std::max(lifetime.last, position[user]);
+    }
+    DeviceBuffers &buffers = device.isGPU() ? gpu : cpu;
+    buffers.lifetimes.push_back(lifetime);
+    buffers.writers.push_back(op);
+  }
+
+  Builder builder(func.getContext());
+  auto assign = [&](DeviceBuffers &buffers) {
+    MemoryPlan plan = planMemory(buffers.lifetimes);
+    for (auto [writer, offset] : llvm::zip(buffers.writers, plan.offsets))
+      writer->setAttr(TandemDialect::kOffsetAttrName,
+                      builder.getI64IntegerAttr(offset));
+    return plan.arenaBytes;
+  };
+  int64_t cpuArena = assign(cpu);
+  int64_t gpuArena = assign(gpu);
+  func->setAttr(TandemDialect::kCpuArenaBytesAttrName,
+                builder.getI64IntegerAttr(cpuArena));
+  func->setAttr(TandemDialect::kGpuArenaBytesAttrName,
+                builder.getI64IntegerAttr(gpuArena));
+
+  if (!budget || gpuArena <= *budget)
+    return success();
+  auto [peakPoint, alive] = findPeak(gpu.lifetimes, numPoints);
+  int64_t peakBytes = 0;
+  for (size_t index : alive)
+    peakBytes += alignBufferSize(gpu.lifetimes[index].bytes);
+  Operation *atPeak = order[peakPoint];
+  InFlightDiagnostic diag =
+      atPeak->emitError()
+      << "the GPU arena needs " << gpuArena << " bytes, over the budget of "
+      << *budget << " bytes; at its peak, at this op, " << peakBytes
+      << " bytes (" << formatBytes(peakBytes) << ") in " << alive.size()
+      << " buffers are alive";
+  for (size_t index : alive) {
+    Operation *writer = gpu.writers[index];
+    diag.attachNote(writer->getLoc())
+        << "alive at the peak: " << gpu.lifetimes[index].bytes << " bytes ("
+        << formatBytes(gpu.lifetimes[index].bytes) << ") written by '"
+        << writer->getName() << "'";
+  }
+  return failure();
+}
+
+struct PlanMemory : tandem::impl::PlanMemoryBase<PlanMemory> {
+  using PlanMemoryBase::PlanMemoryBase;
+
+  void runOnOperation() override {
+    std::optional<int64_t> budget;
+    if (!gpuMemory.empty()) {
+      llvm::Expected<int64_t> parsed = parseByteSize(gpuMemory);
+      if (!parsed) {
+        getOperation().emitError()
+            << "gpu-memory: " << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+      budget = *parsed;
+    }
+    for (FunctionOpInterface func : getModelFunctions(getOperation())) {
+      std::optional<int64_t> functionBudget = budget;
+      if (auto recorded = func->getAttrOfType<IntegerAttr>(
+              TandemDialect::kGpuMemoryBudgetAttrName);
+          recorded && !functionBudget)
+        functionBudget = recorded.getInt();
+      if (failed(planFunction(func, functionBudget)))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace
