@@ -89,9 +89,12 @@ opsHoldingGpuMemory(const PlacementProblem &problem, const Placement &placement,
 }
 
 /// Moves ops off the GPU until the placement fits, choosing each time the
-/// move that costs the least time per byte freed at the peak.
-Placement repair(const PlacementProblem &problem, Placement placement) {
+/// move that costs the least time per byte freed at the peak. Ops fixed by
+/// `fixed` (1: GPU) stay.
+Placement repair(const PlacementProblem &problem, Placement placement,
+                 const std::vector<int8_t> *fixed = nullptr) {
   std::vector<int8_t> free(problem.ops.size(), -1);
+  const std::vector<int8_t> &locked = fixed ? *fixed : free;
   while (true) {
     PlacementCost cost = problem.evaluate(placement);
     if (cost.peakGpuBytes <= problem.gpuBudgetBytes)
@@ -99,7 +102,7 @@ Placement repair(const PlacementProblem &problem, Placement placement) {
     int best = -1;
     double bestRatio = kUnreachable;
     for (auto [op, bytes] :
-         opsHoldingGpuMemory(problem, placement, cost.peakPoint, free)) {
+         opsHoldingGpuMemory(problem, placement, cost.peakPoint, locked)) {
       if (!placement[op])
         continue;
       double ratio =
@@ -110,7 +113,7 @@ Placement repair(const PlacementProblem &problem, Placement placement) {
       }
     }
     if (best < 0)
-      return placement; // unreachable when the least placement fits
+      return placement; // nothing movable holds the peak: it cannot fit
     placement[best] = 0;
   }
 }
@@ -139,6 +142,41 @@ void improveLocally(const PlacementProblem &problem, Placement &placement,
   }
 }
 
+/// Exchange moves: put one CPU op that would be faster on the GPU there,
+/// then repair the budget around it (the op stays), keeping the result if
+/// it beats the current time. Tries the `maxMoves` most promising ops.
+void improveByExchange(const PlacementProblem &problem, Placement &placement,
+                       int maxMoves) {
+  std::vector<std::pair<double, int>> gains;
+  for (size_t op = 0; op < problem.ops.size(); ++op)
+    if (!placement[op] && !problem.ops[op].isFixed()) {
+      double delta = problem.flipDeltaUs(op, placement);
+      if (delta < -1e-9)
+        gains.push_back({delta, static_cast<int>(op)});
+    }
+  llvm::sort(gains);
+  if (gains.size() > size_t(maxMoves))
+    gains.resize(maxMoves);
+  double currentUs = problem.evaluate(placement).totalUs();
+  std::vector<int8_t> fixed(problem.ops.size(), -1);
+  for (auto [delta, op] : gains) {
+    if (placement[op])
+      continue;
+    Placement candidate = placement;
+    candidate[op] = 1;
+    fixed[op] = 1;
+    candidate = repair(problem, std::move(candidate), &fixed);
+    fixed[op] = -1;
+    PlacementCost cost = problem.evaluate(candidate);
+    if (cost.peakGpuBytes <= problem.gpuBudgetBytes &&
+        cost.totalUs() < currentUs - 1e-9) {
+      improveLocally(problem, candidate);
+      placement = std::move(candidate);
+      currentUs = problem.evaluate(placement).totalUs();
+    }
+  }
+}
+
 PlacementResult finish(const PlacementProblem &problem, Placement placement,
                        int minCutSolves = 0) {
   PlacementResult result;
@@ -156,6 +194,9 @@ llvm::Error infeasible(const PlacementProblem &problem) {
       problem.gpuBudgetBytes, least.peakGpuBytes));
 }
 
+bool branchAndBound(const PlacementProblem &problem, Placement &best,
+                    int64_t maxNodes, int64_t &nodes, int &solves);
+
 llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
   Placement unconstrained = solveMinCut(problem);
   int solves = 1;
@@ -170,83 +211,89 @@ llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
 
   Placement best = least;
   double bestUs = leastCost.totalUs();
-  auto consider = [&](Placement placement) {
+  auto consider = [&](const Placement &placement) {
     PlacementCost cost = problem.evaluate(placement);
     if (cost.peakGpuBytes > problem.gpuBudgetBytes)
       return false;
     if (cost.totalUs() < bestUs) {
       bestUs = cost.totalUs();
-      best = std::move(placement);
+      best = placement;
     }
     return true;
   };
+  consider(repair(problem, unconstrained));
 
-  // The multiplier's scale: the time the unconstrained placement saves per
-  // GPU byte it uses. Grow from well below it until the cut fits, then
-  // bisect (geometrically) between the last misfit and the first fit.
-  double scale = std::max(leastCost.totalUs() - unconstrainedCost.totalUs(),
-                          1e-3) /
-                 double(std::max<int64_t>(unconstrainedCost.peakGpuBytes, 1));
-  double low = 0, high = 0;
-  Placement last = unconstrained;
-  for (double lambda = scale / 64; lambda < scale * 1e9; lambda *= 4) {
-    last = solveMinCut(problem, lambda);
+  // Subgradient ascent on the Lagrangian dual, one multiplier per program
+  // point: where a cut uses more GPU memory than the budget, memory there
+  // gets dearer. Each step is one min-cut; the best feasible cut is kept.
+  int64_t numPoints = problem.getNumPoints();
+  bool smallGraph = problem.ops.size() <= 2000;
+  std::vector<double> prices(numPoints, 0.0);
+  double bestBound = unconstrainedCost.totalUs();
+  double stepScale = 1.0;
+  int sinceBetterBound = 0;
+  constexpr int kIterations = 60;
+  for (int iteration = 0; iteration < kIterations; ++iteration) {
+    Placement cut = solveMinCut(problem, &prices);
     ++solves;
-    if (consider(last)) {
-      high = lambda;
+    std::vector<int64_t> live = gpuBytesPerPoint(problem, cut);
+    double bound = problem.evaluate(cut).totalUs();
+    double norm = 0;
+    std::vector<double> excess(numPoints);
+    for (int64_t t = 0; t < numPoints; ++t) {
+      excess[t] = double(live[t] - problem.gpuBudgetBytes);
+      bound += prices[t] * excess[t];
+      if (prices[t] == 0 && excess[t] < 0)
+        excess[t] = 0; // projected: the multiplier stays at zero
+      norm += excess[t] * excess[t];
+    }
+    // Repairing every cut is affordable on small graphs; on large ones a
+    // repair (one evaluation per move) is rationed.
+    if (!consider(cut) && (smallGraph || iteration % 8 == 0))
+      consider(repair(problem, cut));
+    if (bound > bestBound + 1e-9) {
+      bestBound = bound;
+      sinceBetterBound = 0;
+    } else if (++sinceBetterBound >= 4) {
+      stepScale /= 2;
+      sinceBetterBound = 0;
+    }
+    double gap = bestUs - bound;
+    if (norm == 0 || gap <= 1e-9 * bestUs || stepScale < 1e-4)
       break;
-    }
-    low = lambda;
-  }
-  if (high > 0) {
-    for (int step = 0; step < 10 && low > 0 && high / low > 1.01; ++step) {
-      double middle = std::sqrt(low * high);
-      ++solves;
-      if (consider(solveMinCut(problem, middle)))
-        high = middle;
-      else
-        low = middle;
-    }
-  } else {
-    consider(repair(problem, std::move(last)));
+    double step = stepScale * gap / norm;
+    for (int64_t t = 0; t < numPoints; ++t)
+      prices[t] = std::max(0.0, prices[t] + step * excess[t]);
   }
   improveLocally(problem, best);
-  return finish(problem, std::move(best), solves);
+  improveByExchange(problem, best, smallGraph ? 64 : 8);
+  // A truncated branch and bound from the best placement found: its nodes
+  // are min-cuts, so it is rationed by graph size to stay near-linear.
+  int64_t nodes = 0;
+  int64_t graphSize = problem.ops.size() + problem.values.size();
+  int64_t maxNodes = std::clamp<int64_t>(int64_t(20000000) / graphSize, 4, 20000);
+  branchAndBound(problem, best, maxNodes, nodes, solves);
+  PlacementResult result = finish(problem, std::move(best), solves);
+  result.searchNodes = nodes;
+  return result;
 }
 
-llvm::Expected<PlacementResult> solveExact(const PlacementProblem &problem,
-                                           const ExactSearchLimits &limits) {
-  int freeOps = 0;
-  for (const PlacementOp &op : problem.ops)
-    freeOps += !op.isFixed();
-  if (freeOps > limits.maxFreeOps)
-    return makeError(llvm::formatv(
-        "strategy 'exact' proves optimality by search and takes at most {0} "
-        "ops free to move; this graph has {1}: use strategy 'auto'",
-        limits.maxFreeOps, freeOps));
-
-  // The incumbent: auto's answer, or nothing if no placement fits.
-  llvm::Expected<PlacementResult> incumbent = solveAuto(problem);
-  if (!incumbent)
-    return incumbent.takeError();
-  Placement best = incumbent->placement;
-  double bestUs = incumbent->cost.totalUs();
-  int solves = incumbent->minCutSolves;
+/// Branch and bound from an incumbent. Returns true if the search finished
+/// (the incumbent is then optimal), false if it stopped at `maxNodes`.
+bool branchAndBound(const PlacementProblem &problem, Placement &best,
+                    int64_t maxNodes, int64_t &nodes, int &solves) {
+  double bestUs = problem.evaluate(best).totalUs();
   // Costs are cut in whole nanoseconds: a relative slack absorbs rounding.
   double slack = 1e-9 * std::max(1.0, std::fabs(bestUs)) + 1e-6;
-
   std::vector<std::vector<int8_t>> stack;
   stack.push_back(std::vector<int8_t>(problem.ops.size(), -1));
-  int64_t nodes = 0;
   while (!stack.empty()) {
+    if (nodes >= maxNodes)
+      return false;
+    ++nodes;
     std::vector<int8_t> fixed = std::move(stack.back());
     stack.pop_back();
-    if (++nodes > limits.maxNodes)
-      return makeError(llvm::formatv(
-          "strategy 'exact' gave up after {0} search nodes without proving "
-          "the optimum: the graph is too big for it; use strategy 'auto'",
-          limits.maxNodes));
-    Placement candidate = solveMinCut(problem, 0, &fixed);
+    Placement candidate = solveMinCut(problem, nullptr, &fixed);
     ++solves;
     PlacementCost cost = problem.evaluate(candidate);
     if (cost.totalUs() >= bestUs - slack)
@@ -271,6 +318,32 @@ llvm::Expected<PlacementResult> solveExact(const PlacementProblem &problem,
     stack.push_back(std::move(onGpu));
     stack.push_back(std::move(fixed)); // explored first
   }
+  return true;
+}
+
+llvm::Expected<PlacementResult> solveExact(const PlacementProblem &problem,
+                                           const ExactSearchLimits &limits) {
+  int freeOps = 0;
+  for (const PlacementOp &op : problem.ops)
+    freeOps += !op.isFixed();
+  if (freeOps > limits.maxFreeOps)
+    return makeError(llvm::formatv(
+        "strategy 'exact' proves optimality by search and takes at most {0} "
+        "ops free to move; this graph has {1}: use strategy 'auto'",
+        limits.maxFreeOps, freeOps));
+
+  // The incumbent: auto's answer, or nothing if no placement fits.
+  llvm::Expected<PlacementResult> incumbent = solveAuto(problem);
+  if (!incumbent)
+    return incumbent.takeError();
+  Placement best = incumbent->placement;
+  int solves = incumbent->minCutSolves;
+  int64_t nodes = 0;
+  if (!branchAndBound(problem, best, limits.maxNodes, nodes, solves))
+    return makeError(llvm::formatv(
+        "strategy 'exact' gave up after {0} search nodes without proving "
+        "the optimum: the graph is too big for it; use strategy 'auto'",
+        limits.maxNodes));
   PlacementResult result = finish(problem, std::move(best), solves);
   result.optimalUs = result.cost.totalUs();
   result.searchNodes = nodes;
@@ -297,12 +370,39 @@ Placement solveGreedy(const PlacementProblem &problem) {
 
 } // namespace
 
+std::vector<int64_t> tandem::gpuBytesPerPoint(const PlacementProblem &problem,
+                                              const Placement &placement) {
+  int64_t numPoints = problem.getNumPoints();
+  std::vector<int64_t> live(numPoints + 1, 0);
+  for (const BufferLifetime &buffer : problem.gpuBuffers(placement)) {
+    live[buffer.first] += alignBufferSize(buffer.bytes);
+    live[buffer.last + 1] -= alignBufferSize(buffer.bytes);
+  }
+  for (int64_t point = 1; point <= numPoints; ++point)
+    live[point] += live[point - 1];
+  live.pop_back();
+  return live;
+}
+
 Placement tandem::solveMinCut(const PlacementProblem &problem,
-                              double gpuPenaltyUsPerByte,
+                              const std::vector<double> *pointPenalties,
                               const std::vector<int8_t> *fixed) {
   int numOps = problem.ops.size();
   MinCutGraph graph(numOps + 2);
   int source = numOps, sink = numOps + 1; // source side = CPU
+
+  // The price of keeping `bytes` on the GPU over points [first, last].
+  std::vector<double> prefix;
+  if (pointPenalties) {
+    prefix.assign(pointPenalties->size() + 1, 0);
+    for (size_t t = 0; t < pointPenalties->size(); ++t)
+      prefix[t + 1] = prefix[t] + (*pointPenalties)[t];
+  }
+  auto price = [&](int64_t bytes, int64_t first, int64_t last) {
+    return prefix.empty() ? 0.0 : bytes * (prefix[last + 1] - prefix[first]);
+  };
+  int64_t lastPoint = problem.getNumPoints() - 1;
+
   for (auto [index, op] : llvm::enumerate(problem.ops)) {
     bool cpuAllowed = op.canRunOn(DeviceKind::CPU) &&
                       (!op.pin || *op.pin == DeviceKind::CPU) &&
@@ -310,7 +410,11 @@ Placement tandem::solveMinCut(const PlacementProblem &problem,
     bool gpuAllowed = op.canRunOn(DeviceKind::GPU) &&
                       (!op.pin || *op.pin == DeviceKind::GPU) &&
                       (!fixed || (*fixed)[index] != 0);
-    double gpuUs = op.gpuUs + gpuPenaltyUsPerByte * resultBytes(problem, op);
+    // On the GPU its results occupy memory at its point and the copy-out
+    // point after it (a resident weight: always).
+    int64_t first = op.isWeight ? 0 : 2 * int64_t(index) + 1;
+    int64_t last = op.isWeight ? lastPoint : first + 1;
+    double gpuUs = op.gpuUs + price(resultBytes(problem, op), first, last);
     graph.addEdge(source, index,
                   gpuAllowed ? toCapacity(gpuUs) : MinCutGraph::kInfinity);
     graph.addEdge(index, sink,
@@ -319,12 +423,33 @@ Placement tandem::solveMinCut(const PlacementProblem &problem,
   for (const PlacementValue &value : problem.values) {
     int producer = value.isArgument() ? source : value.producer;
     if (!value.consumers.empty()) {
-      // Needed on the GPU: on the sink side as soon as one consumer is.
-      int needed = graph.addNode();
-      graph.addEdge(producer, needed,
-                    toCapacity(value.h2dUs + gpuPenaltyUsPerByte * value.bytes));
-      for (int consumer : value.consumers)
-        graph.addEdge(needed, consumer, MinCutGraph::kInfinity);
+      // `needed[s]` is on the sink side iff one of the consumers from the
+      // s-th on runs on the GPU: then the value's GPU buffer is live from
+      // the previous consumer's point to this one's. Without prices, only
+      // the first (any consumer at all) matters.
+      size_t chain = prefix.empty() ? 1 : value.consumers.size();
+      int64_t segmentStart =
+          value.isArgument() ? 0 : 2 * int64_t(value.producer) + 2;
+      int previous = -1;
+      for (size_t s = 0; s < chain; ++s) {
+        int needed = graph.addNode();
+        if (s == 0)
+          graph.addEdge(producer, needed, toCapacity(value.h2dUs));
+        else
+          graph.addEdge(previous, needed, MinCutGraph::kInfinity);
+        for (size_t c = s; c < (prefix.empty() ? value.consumers.size() : s + 1);
+             ++c)
+          graph.addEdge(needed, value.consumers[c], MinCutGraph::kInfinity);
+        if (!prefix.empty()) {
+          int64_t segmentEnd = 2 * int64_t(value.consumers[s]) + 1;
+          // A weight's copy exists only when the weight is not resident.
+          graph.addEdge(value.isWeight ? producer : source, needed,
+                        toCapacity(price(value.bytes, segmentStart,
+                                         segmentEnd)));
+          segmentStart = segmentEnd + 1;
+        }
+        previous = needed;
+      }
     }
     if (!value.isArgument() && !value.isWeight &&
         (!value.consumers.empty() || value.neededOnCpu())) {

@@ -152,13 +152,18 @@ llvm::Expected<PlacementResult>
 solvePlacement(const PlacementProblem &problem, PlacementStrategy strategy,
                const ExactSearchLimits &limits = {});
 
-/// The unconstrained optimum, with `gpuPenaltyUsPerByte` added to the GPU
-/// cost of every byte a placement keeps on the GPU (a Lagrangian surrogate
-/// of the budget); exact when the penalty is 0. `fixed`, if given, forces
-/// ops to a device (-1: free, 0: CPU, 1: GPU).
+/// The unconstrained optimum of the time plus, if `pointPenalties` is given,
+/// a Lagrangian price on GPU memory: every byte live on the GPU at program
+/// point t costs pointPenalties[t] microseconds. Exact (to the nanosecond)
+/// without penalties. `fixed`, if given, forces ops to a device (-1: free,
+/// 0: CPU, 1: GPU).
 Placement solveMinCut(const PlacementProblem &problem,
-                      double gpuPenaltyUsPerByte = 0,
+                      const std::vector<double> *pointPenalties = nullptr,
                       const std::vector<int8_t> *fixed = nullptr);
+
+/// Bytes live on the GPU at each program point under a placement.
+std::vector<int64_t> gpuBytesPerPoint(const PlacementProblem &problem,
+                                      const Placement &placement);
 
 } // namespace mlir::tandem
 

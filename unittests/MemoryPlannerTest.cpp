@@ -1,0 +1,78 @@
+//===- MemoryPlannerTest.cpp - offsets never collide ----------------------===//
+
+#include "tandem/Analysis/MemoryPlanner.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace mlir::tandem;
+
+namespace {
+
+std::vector<BufferLifetime> randomBuffers(std::mt19937 &rng, int count,
+                                          int numPoints) {
+  std::vector<BufferLifetime> buffers;
+  for (int i = 0; i < count; ++i) {
+    BufferLifetime buffer;
+    buffer.first = rng() % numPoints;
+    buffer.last = std::min<int64_t>(numPoints - 1,
+                                    buffer.first + rng() % (numPoints / 4 + 1));
+    buffer.bytes = 1 + rng() % (1 << 16);
+    buffers.push_back(buffer);
+  }
+  return buffers;
+}
+
+void expectValidPlan(const std::vector<BufferLifetime> &buffers,
+                     const MemoryPlan &plan) {
+  ASSERT_EQ(plan.offsets.size(), buffers.size());
+  for (size_t a = 0; a < buffers.size(); ++a) {
+    EXPECT_EQ(plan.offsets[a] % kBufferAlignment, 0);
+    EXPECT_LE(plan.offsets[a] + buffers[a].bytes, plan.arenaBytes);
+    for (size_t b = a + 1; b < buffers.size(); ++b) {
+      bool liveTogether = buffers[a].first <= buffers[b].last &&
+                          buffers[b].first <= buffers[a].last;
+      bool overlap = plan.offsets[a] < plan.offsets[b] + buffers[b].bytes &&
+                     plan.offsets[b] < plan.offsets[a] + buffers[a].bytes;
+      ASSERT_FALSE(liveTogether && overlap)
+          << "buffers " << a << " and " << b << " collide";
+    }
+  }
+  EXPECT_GE(plan.arenaBytes, peakLiveBytes(buffers));
+}
+
+TEST(MemoryPlannerTest, GreedyBySizeNeverOverlapsLiveBuffers) {
+  std::mt19937 rng(1);
+  for (int trial = 0; trial < 50; ++trial) {
+    std::vector<BufferLifetime> buffers = randomBuffers(rng, 200, 100);
+    expectValidPlan(buffers, planMemory(buffers));
+  }
+}
+
+TEST(MemoryPlannerTest, BestFitNeverOverlapsLiveBuffers) {
+  // Past 4096 buffers the planner switches to best fit in program order.
+  std::mt19937 rng(2);
+  std::vector<BufferLifetime> buffers = randomBuffers(rng, 5000, 3000);
+  MemoryPlan plan = planMemory(buffers);
+  expectValidPlan(buffers, plan);
+  // And stays within a small factor of the lower bound.
+  EXPECT_LE(plan.arenaBytes, 2 * peakLiveBytes(buffers));
+}
+
+TEST(MemoryPlannerTest, ReusesMemoryOfDeadBuffers) {
+  // A chain: each buffer dies as the next is written.
+  std::vector<BufferLifetime> buffers;
+  for (int i = 0; i < 10; ++i)
+    buffers.push_back({1000, i, i + 1});
+  MemoryPlan plan = planMemory(buffers);
+  expectValidPlan(buffers, plan);
+  EXPECT_EQ(plan.arenaBytes, 2 * alignBufferSize(1000));
+}
+
+TEST(MemoryPlannerTest, PeakLiveBytes) {
+  EXPECT_EQ(peakLiveBytes({{64, 0, 2}, {128, 1, 3}, {64, 3, 4}}), 192);
+  EXPECT_EQ(peakLiveBytes({}), 0);
+}
+
+} // namespace

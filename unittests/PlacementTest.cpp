@@ -1,0 +1,264 @@
+//===- PlacementTest.cpp - solvers against brute force --------------------===//
+//
+// Random small placement problems, solved by enumerating every placement,
+// and by the solvers: the min-cut must find the unconstrained optimum,
+// `exact` the optimum under the budget, and `auto` must stay within 2% of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Analysis/MinCut.h"
+#include "tandem/Analysis/PlacementProblem.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+using namespace mlir::tandem;
+
+namespace {
+
+/// A random DAG of `numOps` single-result ops over two arguments, with
+/// random costs, weights, pins, GPU-incapable ops and host operands.
+PlacementProblem randomProblem(std::mt19937 &rng, int numOps) {
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  PlacementProblem problem;
+  auto addValue = [&](int producer) {
+    PlacementValue value;
+    value.producer = producer;
+    value.bytes = 1024 * (1 + rng() % 1024);
+    value.h2dUs = 5 + value.bytes / 12e3;
+    value.d2hUs = 5 + value.bytes / 12e3;
+    problem.values.push_back(value);
+    return int(problem.values.size()) - 1;
+  };
+  addValue(-1);
+  addValue(-2);
+  for (int i = 0; i < numOps; ++i) {
+    PlacementOp op;
+    op.isWeight = unit(rng) < 0.2;
+    op.cpuUs = 1 + 100 * unit(rng);
+    op.gpuUs = unit(rng) < 0.1 ? kUnreachable : 0.5 + 60 * unit(rng);
+    if (op.isWeight)
+      op.cpuUs = op.gpuUs = 0;
+    if (unit(rng) < 0.08)
+      op.pin = unit(rng) < 0.5 ? DeviceKind::CPU : DeviceKind::GPU;
+    if (op.pin == DeviceKind::GPU && op.gpuUs == kUnreachable)
+      op.pin.reset();
+    if (!op.isWeight) {
+      int numOperands = 1 + rng() % 3;
+      for (int k = 0; k < numOperands; ++k) {
+        int value = rng() % problem.values.size();
+        if (unit(rng) < 0.1) {
+          problem.values[value].hostConsumers.push_back(i);
+          continue;
+        }
+        if (std::find(op.operands.begin(), op.operands.end(), value) ==
+            op.operands.end())
+          op.operands.push_back(value);
+      }
+    }
+    op.results.push_back(addValue(i));
+    problem.values.back().isWeight = op.isWeight;
+    problem.ops.push_back(op);
+  }
+  problem.values.back().isResult = true;
+  if (numOps > 2)
+    problem.values[problem.values.size() - 2].isResult = unit(rng) < 0.5;
+  problem.finalize();
+  problem.gpuBudgetBytes = int64_t(1) << 50;
+  return problem;
+}
+
+bool allowed(const PlacementProblem &problem, const Placement &placement) {
+  for (size_t i = 0; i < problem.ops.size(); ++i) {
+    DeviceKind kind = placement[i] ? DeviceKind::GPU : DeviceKind::CPU;
+    if (!problem.ops[i].canRunOn(kind) ||
+        (problem.ops[i].pin && *problem.ops[i].pin != kind))
+      return false;
+  }
+  return true;
+}
+
+/// The best placement under the budget by enumeration; +inf if none fits.
+double bruteForceOptimum(const PlacementProblem &problem) {
+  double best = kUnreachable;
+  size_t n = problem.ops.size();
+  Placement placement(n);
+  for (uint64_t mask = 0; mask < (uint64_t(1) << n); ++mask) {
+    for (size_t i = 0; i < n; ++i)
+      placement[i] = (mask >> i) & 1;
+    if (!allowed(problem, placement))
+      continue;
+    PlacementCost cost = problem.evaluate(placement);
+    if (cost.peakGpuBytes <= problem.gpuBudgetBytes)
+      best = std::min(best, cost.totalUs());
+  }
+  return best;
+}
+
+// Capacities are whole nanoseconds: allow a nanosecond per op.
+double tolerance(const PlacementProblem &problem) {
+  return 1e-3 * (problem.ops.size() + problem.values.size());
+}
+
+TEST(MinCutTest, SmallGraphByHand) {
+  // s -> a (3), s -> b (2), a -> b (1), a -> t (2), b -> t (3): cut 5.
+  MinCutGraph graph(4);
+  graph.addEdge(0, 1, 3);
+  graph.addEdge(0, 2, 2);
+  graph.addEdge(1, 2, 1);
+  graph.addEdge(1, 3, 2);
+  graph.addEdge(2, 3, 3);
+  EXPECT_EQ(graph.solve(0, 3), 5);
+  EXPECT_TRUE(graph.onSourceSide(0));
+  EXPECT_FALSE(graph.onSourceSide(3));
+}
+
+TEST(PlacementTest, MinCutMatchesBruteForceWithoutBudget) {
+  std::mt19937 rng(2024);
+  for (int trial = 0; trial < 300; ++trial) {
+    PlacementProblem problem = randomProblem(rng, 3 + trial % 10);
+    double optimum = bruteForceOptimum(problem);
+    Placement placement = solveMinCut(problem);
+    ASSERT_TRUE(allowed(problem, placement)) << "trial " << trial;
+    EXPECT_NEAR(problem.evaluate(placement).totalUs(), optimum,
+                tolerance(problem))
+        << "trial " << trial;
+  }
+}
+
+/// Random budgets between the least GPU memory any placement needs and what
+/// the unconstrained optimum uses, so that the budget binds.
+int64_t bindingBudget(std::mt19937 &rng, const PlacementProblem &problem) {
+  int64_t least = problem.evaluate(problem.leastGpuPlacement()).peakGpuBytes;
+  int64_t free = problem.evaluate(solveMinCut(problem)).peakGpuBytes;
+  if (free <= least)
+    return least;
+  return least + int64_t(rng() % uint64_t(free - least));
+}
+
+TEST(PlacementTest, ExactMatchesBruteForceUnderBudgets) {
+  std::mt19937 rng(7);
+  int binding = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    PlacementProblem problem = randomProblem(rng, 4 + trial % 9);
+    problem.gpuBudgetBytes = bindingBudget(rng, problem);
+    double optimum = bruteForceOptimum(problem);
+    llvm::Expected<PlacementResult> exact =
+        solvePlacement(problem, PlacementStrategy::Exact);
+    if (optimum == kUnreachable) {
+      EXPECT_FALSE(bool(exact)) << "trial " << trial;
+      llvm::consumeError(exact.takeError());
+      continue;
+    }
+    ASSERT_TRUE(bool(exact)) << llvm::toString(exact.takeError());
+    ASSERT_TRUE(allowed(problem, exact->placement));
+    EXPECT_LE(exact->cost.peakGpuBytes, problem.gpuBudgetBytes);
+    EXPECT_NEAR(exact->cost.totalUs(), optimum, tolerance(problem))
+        << "trial " << trial;
+    ASSERT_TRUE(exact->optimalUs.has_value());
+    binding += problem.evaluate(solveMinCut(problem)).peakGpuBytes >
+               problem.gpuBudgetBytes;
+  }
+  EXPECT_GT(binding, 100) << "too few trials had a binding budget";
+}
+
+TEST(PlacementTest, AutoIsFeasibleAndWithinTwoPercentOfExact) {
+  std::mt19937 rng(99);
+  double worst = 1.0;
+  for (int trial = 0; trial < 200; ++trial) {
+    PlacementProblem problem = randomProblem(rng, 6 + trial % 35);
+    problem.gpuBudgetBytes = bindingBudget(rng, problem);
+    llvm::Expected<PlacementResult> exact =
+        solvePlacement(problem, PlacementStrategy::Exact);
+    llvm::Expected<PlacementResult> automatic =
+        solvePlacement(problem, PlacementStrategy::Auto);
+    ASSERT_EQ(bool(exact), bool(automatic));
+    if (!exact) {
+      llvm::consumeError(exact.takeError());
+      llvm::consumeError(automatic.takeError());
+      continue;
+    }
+    ASSERT_TRUE(allowed(problem, automatic->placement));
+    EXPECT_LE(automatic->cost.peakGpuBytes, problem.gpuBudgetBytes);
+    double ratio = automatic->cost.totalUs() / exact->cost.totalUs();
+    worst = std::max(worst, ratio);
+  }
+  EXPECT_LE(worst, 1.02);
+  RecordProperty("worst_auto_over_exact", std::to_string(worst));
+}
+
+TEST(PlacementTest, AutoIsOptimalWhenTheBudgetDoesNotBind) {
+  std::mt19937 rng(5);
+  for (int trial = 0; trial < 100; ++trial) {
+    PlacementProblem problem = randomProblem(rng, 3 + trial % 10);
+    llvm::Expected<PlacementResult> automatic =
+        solvePlacement(problem, PlacementStrategy::Auto);
+    ASSERT_TRUE(bool(automatic));
+    EXPECT_NEAR(automatic->cost.totalUs(), bruteForceOptimum(problem),
+                tolerance(problem));
+  }
+}
+
+TEST(PlacementTest, InfeasibleBudgetIsAnError) {
+  std::mt19937 rng(11);
+  PlacementProblem problem = randomProblem(rng, 8);
+  problem.ops[0].pin = DeviceKind::GPU;
+  problem.ops[0].gpuUs = 1;
+  problem.ops[0].isWeight = false;
+  problem.gpuBudgetBytes = 0;
+  for (PlacementStrategy strategy :
+       {PlacementStrategy::Auto, PlacementStrategy::Exact}) {
+    llvm::Expected<PlacementResult> result = solvePlacement(problem, strategy);
+    ASSERT_FALSE(bool(result));
+    EXPECT_NE(llvm::toString(result.takeError()).find("need at least"),
+              std::string::npos);
+  }
+}
+
+TEST(PlacementTest, ExactRefusesGraphsBeyondItsLimit) {
+  std::mt19937 rng(3);
+  PlacementProblem problem = randomProblem(rng, 40);
+  ExactSearchLimits limits;
+  limits.maxFreeOps = 10;
+  llvm::Expected<PlacementResult> result =
+      solvePlacement(problem, PlacementStrategy::Exact, limits);
+  ASSERT_FALSE(bool(result));
+  EXPECT_NE(llvm::toString(result.takeError()).find("at most 10 ops"),
+            std::string::npos);
+}
+
+TEST(PlacementTest, EvaluateCountsTransfersOncePerDestination) {
+  // x (argument) read by two GPU ops: one copy in; their results returned.
+  PlacementProblem problem;
+  PlacementValue x;
+  x.producer = -1;
+  x.bytes = 4000;
+  x.h2dUs = 7;
+  problem.values.push_back(x);
+  for (int i = 0; i < 2; ++i) {
+    PlacementOp op;
+    op.cpuUs = 10;
+    op.gpuUs = 1;
+    op.operands = {0};
+    op.results = {int(problem.values.size())};
+    PlacementValue result;
+    result.producer = i;
+    result.bytes = 4000;
+    result.d2hUs = 3;
+    result.isResult = true;
+    problem.values.push_back(result);
+    problem.ops.push_back(op);
+  }
+  problem.finalize();
+  problem.gpuBudgetBytes = 1 << 20;
+  PlacementCost cost = problem.evaluate({1, 1});
+  EXPECT_EQ(cost.h2dCount, 1);
+  EXPECT_EQ(cost.d2hCount, 2);
+  EXPECT_DOUBLE_EQ(cost.totalUs(), 2 * 1 + 7 + 2 * 3);
+  // Points: 0 args copied, 1 op0, 2 copies after op0, 3 op1, 4 after op1.
+  // Peak at op1's point: x's copy, op0's result is gone, op1's result.
+  EXPECT_EQ(cost.peakGpuBytes, 2 * alignBufferSize(4000));
+}
+
+} // namespace
