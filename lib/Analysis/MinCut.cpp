@@ -93,7 +93,21 @@ int64_t MinCutGraph::solve(int source, int sink) {
     if (flow >= kInfinity)
       break;
   }
-  // The source side is what the source still reaches in the residual graph.
-  buildLevels(source, sink);
+  // The sink side: the nodes that still reach the sink in the residual
+  // graph. Everything else (ties included) stays on the source side.
+  reachesSink.assign(firstEdge.size(), false);
+  std::vector<int> queue = {sink};
+  reachesSink[sink] = true;
+  for (size_t head = 0; head < queue.size(); ++head) {
+    int node = queue[head];
+    for (int e = firstEdge[node]; e != -1; e = edges[e].next) {
+      // edges[e ^ 1] runs from edges[e].to to `node`.
+      int from = edges[e].to;
+      if (!reachesSink[from] && edges[e ^ 1].capacity > 0) {
+        reachesSink[from] = true;
+        queue.push_back(from);
+      }
+    }
+  }
   return flow;
 }

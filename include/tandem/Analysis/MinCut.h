@@ -29,8 +29,10 @@ public:
   /// Computes a minimum cut between `source` and `sink`; returns its value.
   int64_t solve(int source, int sink);
 
-  /// After solve(): true if `node` is on the source side of the cut.
-  bool onSourceSide(int node) const { return level[node] >= 0; }
+  /// After solve(): true if `node` is on the source side of the cut. Of
+  /// all minimum cuts this is the one with the smallest sink side: a node
+  /// goes to the sink side only if the cut's value requires it.
+  bool onSourceSide(int node) const { return !reachesSink[node]; }
 
 private:
   bool buildLevels(int source, int sink);
@@ -43,6 +45,7 @@ private:
   };
   std::vector<Edge> edges;
   std::vector<int> firstEdge, level, current;
+  std::vector<bool> reachesSink;
 };
 
 } // namespace mlir::tandem

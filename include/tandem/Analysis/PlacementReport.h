@@ -5,7 +5,8 @@
 // peak_gpu_bytes, predicted_us {total, cpu_compute, gpu_compute, transfer},
 // optimal_us, transfers {h2d_count, d2h_count, h2d_bytes, d2h_bytes},
 // ops [{id, name, loc, device, pinned, cpu_us, gpu_us}],
-// values [{id, producer, bytes, consumers, host_operand_of, h2d_us, d2h_us}].
+// values [{id, producer, bytes, weight, consumers, host_operand_of, h2d_us,
+// d2h_us}].
 // predicted_us.total is recomputable from ops and values alone.
 //
 //===----------------------------------------------------------------------===//

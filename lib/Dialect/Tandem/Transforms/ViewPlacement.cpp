@@ -103,7 +103,7 @@ void writeDot(FunctionOpInterface func, raw_ostream &os) {
                                             : kCpuColour;
       std::string label = op.getName().getStringRef().str();
       if (auto weight = dyn_cast<WeightOp>(op))
-        label += "\\n\"" + escape(weight.getName()) + "\"";
+        label += "\\n\\\"" + escape(weight.getName()) + "\\\"";
       if (op.getNumResults() == 1)
         label += "\\n" + escape(typeText(op.getResult(0).getType()));
       if (device)

@@ -1,0 +1,24 @@
+// The pipeline: canonicalize, place, insert transfers, canonicalize, CSE,
+// plan memory; tandem-opt --help lists it.
+// RUN: tandem-opt %s --tandem-placement-pipeline="device-profile=h200 gpu-memory=1GiB" | FileCheck %s
+// RUN: tandem-opt --help | FileCheck %s --check-prefix=HELP
+// HELP-DAG: --tandem-placement-pipeline
+// HELP-DAG: --tandem-insert-transfers
+// HELP-DAG: --tandem-place
+// HELP-DAG: --tandem-plan-memory
+// HELP-DAG: --tandem-view-placement
+
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: tandem.cpu_arena_bytes = {{[0-9]+}} : i64, tandem.gpu_arena_bytes = {{[0-9]+}} : i64, tandem.gpu_memory_budget = 1073741824 : i64
+// The shape folded to a constant before placement.
+// CHECK: arith.constant {tandem.device = #tandem.device<cpu>, tandem.offset = {{[0-9]+}} : i64} dense<1024> : tensor<2xi64>
+// CHECK: tandem.transfer %arg0 {{.*}} to #tandem.device<gpu> {tandem.offset
+// CHECK: tandem.matmul {{.*}}tandem.device = #tandem.device<gpu>, tandem.offset
+// CHECK: tandem.transfer {{.*}} to #tandem.device<cpu> {tandem.offset
+// CHECK: return
+func.func @main(%x: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<2xi64>) {
+  %w = tandem.weight "w" : tensor<1024x1024xf32>
+  %y = tandem.matmul %x, %w : (tensor<1024x1024xf32>, tensor<1024x1024xf32>) -> tensor<1024x1024xf32>
+  %s = tandem.shape %y : tensor<1024x1024xf32> -> tensor<2xi64>
+  return %y, %s : tensor<1024x1024xf32>, tensor<2xi64>
+}

@@ -1,0 +1,49 @@
+// RUN: tandem-opt %s -split-input-file --tandem-plan-memory -verify-diagnostics | FileCheck %s
+
+// A chain reuses memory: each buffer dies once the next is written. Host
+// weights have no arena buffer; a GPU weight is resident for the whole run.
+// Greedy by size: the resident weight first at 0, then the 4 KiB buffers in
+// program order; %b reuses %xg's slot, dead by then.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: tandem.cpu_arena_bytes = 8192 : i64, tandem.gpu_arena_bytes = 16384 : i64
+// CHECK: tandem.transfer %arg0 : tensor<1024xf32> to #tandem.device<gpu> {tandem.offset = 8192 : i64}
+// CHECK: tandem.weight "w" {tandem.device = #tandem.device<gpu>, tandem.offset = 0 : i64}
+// CHECK: tandem.relu {{.*}}tandem.offset = 12288 : i64
+// CHECK: tandem.neg {{.*}}tandem.offset = 8192 : i64
+// CHECK: tandem.transfer {{.*}} to #tandem.device<cpu> {tandem.offset = 0 : i64}
+// CHECK: tandem.weight "h" {tandem.device = #tandem.device<cpu>} :
+// CHECK: tandem.add {{.*}}tandem.offset = 4096 : i64
+func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %xg = tandem.transfer %x : tensor<1024xf32> to #tandem.device<gpu>
+  %w = tandem.weight "w" {tandem.device = #tandem.device<gpu>} : tensor<2048xf32>
+  %a = tandem.relu %xg {tandem.device = #tandem.device<gpu>} : tensor<1024xf32>
+  %b = tandem.neg %a {tandem.device = #tandem.device<gpu>} : tensor<1024xf32>
+  %bc = tandem.transfer %b : tensor<1024xf32> to #tandem.device<cpu>
+  %h = tandem.weight "h" {tandem.device = #tandem.device<cpu>} : tensor<1024xf32>
+  %c = tandem.add %bc, %h {tandem.device = #tandem.device<cpu>} : tensor<1024xf32>
+  return %c : tensor<1024xf32>
+}
+
+// -----
+
+// Over the budget: the error names the peak point and what is alive there.
+func.func @main(%x: tensor<512x512xf32>) -> tensor<512x512xf32> attributes {tandem.gpu_memory_budget = 1000000 : i64} {
+  // expected-note @+1 {{alive at the peak: 1048576 bytes (1.00 MiB) written by 'tandem.transfer'}}
+  %xg = tandem.transfer %x : tensor<512x512xf32> to #tandem.device<gpu>
+  // expected-note @+1 {{alive at the peak: 1048576 bytes (1.00 MiB) written by 'tandem.relu'}}
+  %a = tandem.relu %xg {tandem.device = #tandem.device<gpu>} : tensor<512x512xf32>
+  // expected-error @+2 {{the GPU arena needs 3145728 bytes, over the budget of 1000000 bytes; at its peak, at this op, 3145728 bytes (3.00 MiB) in 3 buffers are alive}}
+  // expected-note @+1 {{alive at the peak: 1048576 bytes (1.00 MiB) written by 'tandem.add'}}
+  %b = tandem.add %a, %xg {tandem.device = #tandem.device<gpu>} : tensor<512x512xf32>
+  %bc = tandem.transfer %b : tensor<512x512xf32> to #tandem.device<cpu>
+  return %bc : tensor<512x512xf32>
+}
+
+// -----
+
+// Ops must be placed first.
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{is not placed: run --tandem-place and --tandem-insert-transfers first}}
+  %a = tandem.relu %x : tensor<8xf32>
+  return %a : tensor<8xf32>
+}
