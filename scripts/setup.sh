@@ -10,6 +10,7 @@ PACKAGES=(
   cmake ninja-build g++ python3 ccache
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools  # LLVM/MLIR 19
   libgtest-dev                                            # unit tests
+  libopenblas-dev                                         # CPU GEMM
   graphviz                                                # placement pictures
 )
 

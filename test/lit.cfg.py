@@ -24,6 +24,25 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
-tools = ["tandem-opt"]
+tools = ["tandem-opt", "tandem-calibrate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Tests that need a CUDA GPU carry `REQUIRES: cuda-gpu` and are reported
+# unsupported on machines without one.
+import shutil
+import subprocess
+
+def _has_cuda_gpu():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        listing = subprocess.run([smi, "-L"], capture_output=True, text=True,
+                                 timeout=20)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return listing.returncode == 0 and "GPU" in listing.stdout
+
+if _has_cuda_gpu():
+    config.available_features.add("cuda-gpu")

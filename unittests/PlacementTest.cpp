@@ -8,6 +8,7 @@
 
 #include "tandem/Analysis/MinCut.h"
 #include "tandem/Analysis/PlacementProblem.h"
+#include "tandem/Analysis/RandomPlacementProblems.h"
 
 #include <gtest/gtest.h>
 
@@ -16,58 +17,6 @@
 using namespace mlir::tandem;
 
 namespace {
-
-/// A random DAG of `numOps` single-result ops over two arguments, with
-/// random costs, weights, pins, GPU-incapable ops and host operands.
-PlacementProblem randomProblem(std::mt19937 &rng, int numOps) {
-  std::uniform_real_distribution<double> unit(0.0, 1.0);
-  PlacementProblem problem;
-  auto addValue = [&](int producer) {
-    PlacementValue value;
-    value.producer = producer;
-    value.bytes = 1024 * (1 + rng() % 1024);
-    value.h2dUs = 5 + value.bytes / 12e3;
-    value.d2hUs = 5 + value.bytes / 12e3;
-    problem.values.push_back(value);
-    return int(problem.values.size()) - 1;
-  };
-  addValue(-1);
-  addValue(-2);
-  for (int i = 0; i < numOps; ++i) {
-    PlacementOp op;
-    op.isWeight = unit(rng) < 0.2;
-    op.cpuUs = 1 + 100 * unit(rng);
-    op.gpuUs = unit(rng) < 0.1 ? kUnreachable : 0.5 + 60 * unit(rng);
-    if (op.isWeight)
-      op.cpuUs = op.gpuUs = 0;
-    if (unit(rng) < 0.08)
-      op.pin = unit(rng) < 0.5 ? DeviceKind::CPU : DeviceKind::GPU;
-    if (op.pin == DeviceKind::GPU && op.gpuUs == kUnreachable)
-      op.pin.reset();
-    if (!op.isWeight) {
-      int numOperands = 1 + rng() % 3;
-      for (int k = 0; k < numOperands; ++k) {
-        int value = rng() % problem.values.size();
-        if (unit(rng) < 0.1) {
-          problem.values[value].hostConsumers.push_back(i);
-          continue;
-        }
-        if (std::find(op.operands.begin(), op.operands.end(), value) ==
-            op.operands.end())
-          op.operands.push_back(value);
-      }
-    }
-    op.results.push_back(addValue(i));
-    problem.values.back().isWeight = op.isWeight;
-    problem.ops.push_back(op);
-  }
-  problem.values.back().isResult = true;
-  if (numOps > 2)
-    problem.values[problem.values.size() - 2].isResult = unit(rng) < 0.5;
-  problem.finalize();
-  problem.gpuBudgetBytes = int64_t(1) << 50;
-  return problem;
-}
 
 bool allowed(const PlacementProblem &problem, const Placement &placement) {
   for (size_t i = 0; i < problem.ops.size(); ++i) {
@@ -117,7 +66,7 @@ TEST(MinCutTest, SmallGraphByHand) {
 TEST(PlacementTest, MinCutMatchesBruteForceWithoutBudget) {
   std::mt19937 rng(2024);
   for (int trial = 0; trial < 300; ++trial) {
-    PlacementProblem problem = randomProblem(rng, 3 + trial % 10);
+    PlacementProblem problem = makeRandomPlacementProblem(rng, 3 + trial % 10);
     double optimum = bruteForceOptimum(problem);
     Placement placement = solveMinCut(problem);
     ASSERT_TRUE(allowed(problem, placement)) << "trial " << trial;
@@ -127,22 +76,12 @@ TEST(PlacementTest, MinCutMatchesBruteForceWithoutBudget) {
   }
 }
 
-/// Random budgets between the least GPU memory any placement needs and what
-/// the unconstrained optimum uses, so that the budget binds.
-int64_t bindingBudget(std::mt19937 &rng, const PlacementProblem &problem) {
-  int64_t least = problem.evaluate(problem.leastGpuPlacement()).peakGpuBytes;
-  int64_t free = problem.evaluate(solveMinCut(problem)).peakGpuBytes;
-  if (free <= least)
-    return least;
-  return least + int64_t(rng() % uint64_t(free - least));
-}
-
 TEST(PlacementTest, ExactMatchesBruteForceUnderBudgets) {
   std::mt19937 rng(7);
   int binding = 0;
   for (int trial = 0; trial < 200; ++trial) {
-    PlacementProblem problem = randomProblem(rng, 4 + trial % 9);
-    problem.gpuBudgetBytes = bindingBudget(rng, problem);
+    PlacementProblem problem = makeRandomPlacementProblem(rng, 4 + trial % 9);
+    problem.gpuBudgetBytes = makeBindingBudget(rng, problem);
     double optimum = bruteForceOptimum(problem);
     llvm::Expected<PlacementResult> exact =
         solvePlacement(problem, PlacementStrategy::Exact);
@@ -167,8 +106,8 @@ TEST(PlacementTest, AutoIsFeasibleAndWithinTwoPercentOfExact) {
   std::mt19937 rng(99);
   double worst = 1.0;
   for (int trial = 0; trial < 200; ++trial) {
-    PlacementProblem problem = randomProblem(rng, 6 + trial % 35);
-    problem.gpuBudgetBytes = bindingBudget(rng, problem);
+    PlacementProblem problem = makeRandomPlacementProblem(rng, 6 + trial % 35);
+    problem.gpuBudgetBytes = makeBindingBudget(rng, problem);
     llvm::Expected<PlacementResult> exact =
         solvePlacement(problem, PlacementStrategy::Exact);
     llvm::Expected<PlacementResult> automatic =
@@ -191,7 +130,7 @@ TEST(PlacementTest, AutoIsFeasibleAndWithinTwoPercentOfExact) {
 TEST(PlacementTest, AutoIsOptimalWhenTheBudgetDoesNotBind) {
   std::mt19937 rng(5);
   for (int trial = 0; trial < 100; ++trial) {
-    PlacementProblem problem = randomProblem(rng, 3 + trial % 10);
+    PlacementProblem problem = makeRandomPlacementProblem(rng, 3 + trial % 10);
     llvm::Expected<PlacementResult> automatic =
         solvePlacement(problem, PlacementStrategy::Auto);
     ASSERT_TRUE(bool(automatic));
@@ -202,7 +141,7 @@ TEST(PlacementTest, AutoIsOptimalWhenTheBudgetDoesNotBind) {
 
 TEST(PlacementTest, InfeasibleBudgetIsAnError) {
   std::mt19937 rng(11);
-  PlacementProblem problem = randomProblem(rng, 8);
+  PlacementProblem problem = makeRandomPlacementProblem(rng, 8);
   problem.ops[0].pin = DeviceKind::GPU;
   problem.ops[0].gpuUs = 1;
   problem.ops[0].isWeight = false;
@@ -218,7 +157,7 @@ TEST(PlacementTest, InfeasibleBudgetIsAnError) {
 
 TEST(PlacementTest, ExactRefusesGraphsBeyondItsLimit) {
   std::mt19937 rng(3);
-  PlacementProblem problem = randomProblem(rng, 40);
+  PlacementProblem problem = makeRandomPlacementProblem(rng, 40);
   ExactSearchLimits limits;
   limits.maxFreeOps = 10;
   llvm::Expected<PlacementResult> result =

@@ -2,6 +2,8 @@
 
 #include "tandem/Analysis/MemoryPlanner.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -139,17 +141,21 @@ MemoryPlan tandem::planMemory(const std::vector<BufferLifetime> &buffers) {
 }
 
 int64_t tandem::peakLiveBytes(const std::vector<BufferLifetime> &buffers) {
-  // Sweep over lifetime boundaries: +size at `first`, -size after `last`.
-  std::map<int64_t, int64_t> delta;
+  // Sweep over lifetime boundaries: +size at `first`, -size after `last`;
+  // at one point, frees sort before allocations of the next.
+  std::vector<std::pair<int64_t, int64_t>> events;
+  events.reserve(2 * buffers.size());
   for (const BufferLifetime &buffer : buffers) {
     int64_t size = alignBufferSize(buffer.bytes);
-    delta[buffer.first] += size;
-    delta[buffer.last + 1] -= size;
+    events.push_back({buffer.first, size});
+    events.push_back({buffer.last + 1, -size});
   }
+  llvm::sort(events);
   int64_t live = 0, peak = 0;
-  for (auto [point, change] : delta) {
-    live += change;
-    peak = std::max(peak, live);
+  for (size_t i = 0; i < events.size(); ++i) {
+    live += events[i].second;
+    if (i + 1 == events.size() || events[i + 1].first != events[i].first)
+      peak = std::max(peak, live);
   }
   return peak;
 }

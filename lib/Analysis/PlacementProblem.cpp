@@ -99,38 +99,49 @@ double PlacementProblem::transferUs(int index,
   }
 }
 
+namespace {
+/// The GPU buffer of `value` given its use, if it has one.
+std::optional<BufferLifetime> gpuBufferOf(const PlacementValue &value,
+                                          const ValueUse &use,
+                                          int64_t lastPoint) {
+  int64_t producerPoint = value.isArgument() ? 0 : 2 * value.producer + 1;
+  BufferLifetime buffer;
+  buffer.bytes = value.bytes;
+  if (use.producedOnGpu && value.isWeight) {
+    // Resident: uploaded before the first run, kept to the end.
+    buffer.first = 0;
+    buffer.last = lastPoint;
+  } else if (use.producedOnGpu) {
+    buffer.first = producerPoint;
+    buffer.last = producerPoint;
+    if (use.lastGpuConsumer >= 0)
+      buffer.last =
+          std::max<int64_t>(buffer.last, 2 * int64_t(use.lastGpuConsumer) + 1);
+    if (use.readOnCpu) // copied out right after the producer
+      buffer.last = std::max(buffer.last, producerPoint + 1);
+  } else if (use.lastGpuConsumer >= 0) {
+    // Copied in right after the producer (arguments: before op 0).
+    buffer.first = value.isArgument() ? 0 : producerPoint + 1;
+    buffer.last = 2 * int64_t(use.lastGpuConsumer) + 1;
+  } else {
+    return std::nullopt;
+  }
+  return buffer;
+}
+} // namespace
+
 std::vector<BufferLifetime>
 PlacementProblem::gpuBuffers(const Placement &placement,
                              std::vector<int> *owners) const {
   std::vector<BufferLifetime> buffers;
   if (owners)
     owners->clear();
-  int64_t lastPoint = getNumPoints() - 1;
   for (auto [index, value] : llvm::enumerate(values)) {
-    ValueUse use = useOf(value, placement);
-    int64_t producerPoint = value.isArgument() ? 0 : 2 * value.producer + 1;
-    BufferLifetime buffer;
-    buffer.bytes = value.bytes;
-    if (use.producedOnGpu && value.isWeight) {
-      // Resident: uploaded before the first run, kept to the end.
-      buffer.first = 0;
-      buffer.last = lastPoint;
-    } else if (use.producedOnGpu) {
-      buffer.first = producerPoint;
-      buffer.last = producerPoint;
-      if (use.lastGpuConsumer >= 0)
-        buffer.last = std::max<int64_t>(buffer.last,
-                                        2 * int64_t(use.lastGpuConsumer) + 1);
-      if (use.readOnCpu) // copied out right after the producer
-        buffer.last = std::max(buffer.last, producerPoint + 1);
-    } else if (use.lastGpuConsumer >= 0) {
-      // Copied in right after the producer (arguments: before op 0).
-      buffer.first = value.isArgument() ? 0 : producerPoint + 1;
-      buffer.last = 2 * int64_t(use.lastGpuConsumer) + 1;
-    } else {
+    std::optional<BufferLifetime> buffer =
+        gpuBufferOf(value, useOf(value, placement), getNumPoints() - 1);
+    if (!buffer)
       continue;
-    }
-    buffers.push_back(buffer);
+    buffers.push_back(*buffer);
     if (owners)
       owners->push_back(index);
   }
@@ -145,8 +156,12 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement) const {
     else
       cost.cpuComputeUs += op.cpuUs;
   }
+  // One pass over the values: transfers, and GPU memory as a difference
+  // array over the program points.
+  std::vector<int64_t> delta(getNumPoints() + 1, 0);
   for (const PlacementValue &value : values) {
-    switch (transferDirection(value, useOf(value, placement))) {
+    ValueUse use = useOf(value, placement);
+    switch (transferDirection(value, use)) {
     case +1:
       cost.transferUs += value.h2dUs;
       ++cost.h2dCount;
@@ -160,12 +175,11 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement) const {
     default:
       break;
     }
-  }
-  // Peak live GPU bytes: a difference array over the program points.
-  std::vector<int64_t> delta(getNumPoints() + 1, 0);
-  for (const BufferLifetime &buffer : gpuBuffers(placement)) {
-    delta[buffer.first] += alignBufferSize(buffer.bytes);
-    delta[buffer.last + 1] -= alignBufferSize(buffer.bytes);
+    if (std::optional<BufferLifetime> buffer =
+            gpuBufferOf(value, use, getNumPoints() - 1)) {
+      delta[buffer->first] += alignBufferSize(buffer->bytes);
+      delta[buffer->last + 1] -= alignBufferSize(buffer->bytes);
+    }
   }
   int64_t live = 0;
   for (int64_t point = 0; point < getNumPoints(); ++point) {

@@ -113,7 +113,7 @@ public:
 
   /// True if the placement fits the GPU budget.
   bool fitsBudget(const Placement &placement) const {
-    return peakLiveBytes(gpuBuffers(placement)) <= gpuBudgetBytes;
+    return evaluate(placement).peakGpuBytes <= gpuBudgetBytes;
   }
 
   /// The placement that keeps everything it may on the CPU: the least GPU

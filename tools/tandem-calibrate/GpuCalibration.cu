@@ -1,0 +1,166 @@
+//===- GpuCalibration.cu - measuring GPU 0 and the PCIe link --------------===//
+
+#include "Calibration.h"
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+using namespace tandem_calibrate;
+
+namespace {
+
+__global__ void emptyKernel() {}
+
+struct Failure {
+  std::string what;
+};
+
+void check(cudaError_t status, const char *what) {
+  if (status != cudaSuccess)
+    throw Failure{std::string(what) + ": " + cudaGetErrorString(status)};
+}
+
+void check(cublasStatus_t status, const char *what) {
+  if (status != CUBLAS_STATUS_SUCCESS)
+    throw Failure{std::string(what) + ": cuBLAS status " +
+                  std::to_string(int(status))};
+}
+
+/// Seconds per call of `work` (enqueued `repeats` times, then synchronized).
+double timeDevice(int repeats, const std::function<void()> &work) {
+  work();
+  check(cudaDeviceSynchronize(), "warm-up");
+  cudaEvent_t start, stop;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&stop), "cudaEventCreate");
+  check(cudaEventRecord(start), "cudaEventRecord");
+  for (int i = 0; i < repeats; ++i)
+    work();
+  check(cudaEventRecord(stop), "cudaEventRecord");
+  check(cudaEventSynchronize(stop), "cudaEventSynchronize");
+  float ms = 0;
+  check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return ms / 1e3 / repeats;
+}
+
+double gemmRate(cublasHandle_t handle, cudaDataType type, int n) {
+  size_t bytes = size_t(n) * n * 4;
+  void *a, *b, *c;
+  check(cudaMalloc(&a, bytes), "cudaMalloc");
+  check(cudaMalloc(&b, bytes), "cudaMalloc");
+  check(cudaMalloc(&c, bytes), "cudaMalloc");
+  check(cudaMemset(a, 0, bytes), "cudaMemset");
+  check(cudaMemset(b, 0, bytes), "cudaMemset");
+  float alpha = 1, beta = 0;
+  double seconds = timeDevice(10, [&] {
+    check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a,
+                       type, n, b, type, n, &beta, c, type, n,
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+  });
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  return 2.0 * n * n * double(n) / seconds;
+}
+
+/// A host-to-device or device-to-host copy: bandwidth from large copies,
+/// latency from tiny synchronous ones.
+LinkRates linkRates(void *host, void *device, size_t bytes, bool toDevice) {
+  cudaMemcpyKind kind = toDevice ? cudaMemcpyHostToDevice
+                                 : cudaMemcpyDeviceToHost;
+  void *dst = toDevice ? device : host, *src = toDevice ? host : device;
+  auto copy = [&](size_t size) {
+    check(cudaMemcpy(dst, src, size, kind), "cudaMemcpy");
+  };
+  copy(bytes);
+  auto time = [&](int repeats, size_t size) {
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < repeats; ++i)
+      copy(size);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                         start)
+               .count() /
+           repeats;
+  };
+  LinkRates rates;
+  rates.latencyUs = time(200, 4) * 1e6;
+  rates.bandwidth = bytes / time(5, bytes);
+  return rates;
+}
+
+} // namespace
+
+GpuCalibration tandem_calibrate::calibrateGpu(bool quick) {
+  GpuCalibration result;
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0) {
+    result.error = "no CUDA GPU is visible";
+    return result;
+  }
+  try {
+    check(cudaSetDevice(0), "cudaSetDevice");
+    cudaDeviceProp properties;
+    check(cudaGetDeviceProperties(&properties, 0), "cudaGetDeviceProperties");
+    ProcessorRates &gpu = result.gpu;
+    gpu.name = properties.name;
+    gpu.memoryBytes = int64_t(properties.totalGlobalMem);
+
+    cublasHandle_t handle;
+    check(cublasCreate(&handle), "cublasCreate");
+    int n = quick ? 2048 : 8192;
+    gpu.f32Flops = gemmRate(handle, CUDA_R_32F, n);
+    gpu.f16Flops = gemmRate(handle, CUDA_R_16F, n);
+    gpu.bf16Flops = gemmRate(handle, CUDA_R_16BF, n);
+    gpu.intOps = gpu.f32Flops;
+    cublasDestroy(handle);
+
+    size_t bytes = size_t(quick ? 64 : 256) << 20;
+    void *deviceA, *deviceB;
+    check(cudaMalloc(&deviceA, bytes), "cudaMalloc");
+    check(cudaMalloc(&deviceB, bytes), "cudaMalloc");
+    double copySeconds = timeDevice(20, [&] {
+      check(cudaMemcpyAsync(deviceB, deviceA, bytes, cudaMemcpyDeviceToDevice),
+            "cudaMemcpyAsync");
+    });
+    gpu.memoryBandwidth = 2.0 * bytes / copySeconds; // read and write
+    // Launch overhead: back-to-back empty kernels, host time per launch.
+    int launches = quick ? 2000 : 20000;
+    emptyKernel<<<1, 1>>>();
+    check(cudaDeviceSynchronize(), "emptyKernel");
+    auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < launches; ++i)
+      emptyKernel<<<1, 1>>>();
+    check(cudaDeviceSynchronize(), "emptyKernel");
+    gpu.dispatchUs = std::chrono::duration<double>(
+                         std::chrono::steady_clock::now() - start)
+                         .count() /
+                     launches * 1e6;
+
+    void *pageable = std::malloc(bytes);
+    void *pinned = nullptr;
+    check(cudaMallocHost(&pinned, bytes), "cudaMallocHost");
+    result.h2dPageable = linkRates(pageable, deviceA, bytes, true);
+    result.d2hPageable = linkRates(pageable, deviceA, bytes, false);
+    result.h2dPinned = linkRates(pinned, deviceA, bytes, true);
+    result.d2hPinned = linkRates(pinned, deviceA, bytes, false);
+    std::free(pageable);
+    cudaFreeHost(pinned);
+    cudaFree(deviceA);
+    cudaFree(deviceB);
+    result.present = true;
+  } catch (const Failure &failure) {
+    result.error = failure.what;
+  }
+  return result;
+}
