@@ -201,3 +201,25 @@ TEST(PlacementTest, EvaluateCountsTransfersOncePerDestination) {
 }
 
 } // namespace
+
+namespace {
+TEST(PlacementTest, WithinArenaPlansFitTheBudgetOnceLaidOut) {
+  std::mt19937 rng(21);
+  int solved = 0;
+  for (int trial = 0; trial < 100; ++trial) {
+    PlacementProblem problem = makeRandomPlacementProblem(rng, 10 + trial % 30);
+    problem.gpuBudgetBytes = makeBindingBudget(rng, problem);
+    llvm::Expected<PlacementResult> result =
+        solvePlacementWithinArena(problem, PlacementStrategy::Auto);
+    if (!result) {
+      llvm::consumeError(result.takeError());
+      continue;
+    }
+    ++solved;
+    EXPECT_LE(planMemory(problem.gpuBuffers(result->placement)).arenaBytes,
+              problem.gpuBudgetBytes)
+        << "trial " << trial;
+  }
+  EXPECT_GT(solved, 80);
+}
+} // namespace

@@ -501,6 +501,46 @@ Placement tandem::solveMinCut(const PlacementProblem &problem,
 }
 
 llvm::Expected<PlacementResult>
+tandem::solvePlacementWithinArena(const PlacementProblem &problem,
+                                  PlacementStrategy strategy,
+                                  const ExactSearchLimits &limits) {
+  llvm::Expected<PlacementResult> result =
+      solvePlacement(problem, strategy, limits);
+  if (!result || (strategy != PlacementStrategy::Auto &&
+                  strategy != PlacementStrategy::Exact))
+    return result;
+  // The budget bounds the arena, which fragmentation can make larger than
+  // the peak of live bytes: tighten the peak budget by the overshoot and
+  // solve again.
+  std::optional<PlacementProblem> tightened;
+  for (int attempt = 0; attempt < 4; ++attempt) {
+    int64_t arena =
+        planMemory(problem.gpuBuffers(result->placement)).arenaBytes;
+    if (arena <= problem.gpuBudgetBytes)
+      return result;
+    if (!tightened)
+      tightened = problem;
+    tightened->gpuBudgetBytes -=
+        (arena - problem.gpuBudgetBytes) * (attempt + 1);
+    llvm::Expected<PlacementResult> retry =
+        solvePlacement(*tightened, strategy, limits);
+    if (!retry) {
+      llvm::consumeError(retry.takeError());
+      break;
+    }
+    result = std::move(retry);
+    result->cost = problem.evaluate(result->placement);
+  }
+  int64_t arena = planMemory(problem.gpuBuffers(result->placement)).arenaBytes;
+  if (arena <= problem.gpuBudgetBytes)
+    return result;
+  return makeError(llvm::formatv(
+      "the placement's GPU buffers need an arena of {0} bytes, over the "
+      "budget of {1} bytes, once laid out without overlap",
+      arena, problem.gpuBudgetBytes));
+}
+
+llvm::Expected<PlacementResult>
 tandem::solvePlacement(const PlacementProblem &problem,
                        PlacementStrategy strategy,
                        const ExactSearchLimits &limits) {

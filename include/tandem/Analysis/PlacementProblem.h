@@ -145,12 +145,22 @@ struct ExactSearchLimits {
   int64_t maxNodes = 200000;
 };
 
-/// Solves `problem` with `strategy`. Errors: no feasible placement under the
-/// budget (naming the least GPU memory needed), `all-gpu` over budget,
-/// `exact` beyond its limits.
+/// Solves `problem` with `strategy`, the budget bounding the peak of live
+/// GPU bytes. Errors: no feasible placement under the budget (naming the
+/// least GPU memory needed), `all-gpu` over budget, `exact` beyond its
+/// limits.
 llvm::Expected<PlacementResult>
 solvePlacement(const PlacementProblem &problem, PlacementStrategy strategy,
                const ExactSearchLimits &limits = {});
+
+/// As solvePlacement, then lays the GPU buffers out (planMemory) and, for
+/// `auto` and `exact`, when fragmentation makes the arena overshoot the
+/// budget, tightens the peak budget by the overshoot and solves again. What
+/// --tandem-place uses: its placements always plan within the budget.
+llvm::Expected<PlacementResult>
+solvePlacementWithinArena(const PlacementProblem &problem,
+                          PlacementStrategy strategy,
+                          const ExactSearchLimits &limits = {});
 
 /// The unconstrained optimum of the time plus, if `pointPenalties` is given,
 /// a Lagrangian price on GPU memory: every byte live on the GPU at program

@@ -121,7 +121,7 @@ struct Place : tandem::impl::PlaceBase<Place> {
       if (failed(graph))
         return signalPassFailure();
       llvm::Expected<PlacementResult> result =
-          solvePlacement(graph->problem, *chosen);
+          solvePlacementWithinArena(graph->problem, *chosen);
       if (!result) {
         func.emitError() << "cannot place @" << func.getName() << ": "
                          << llvm::toString(result.takeError());
