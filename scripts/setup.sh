@@ -12,6 +12,7 @@ PACKAGES=(
   libgtest-dev                                            # unit tests
   libopenblas-dev                                         # CPU GEMM
   graphviz                                                # placement pictures
+  clang libclang-rt-14-dev                                # libFuzzer harnesses
 )
 
 missing=()

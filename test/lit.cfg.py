@@ -46,3 +46,25 @@ def _has_cuda_gpu():
 
 if _has_cuda_gpu():
     config.available_features.add("cuda-gpu")
+
+# libFuzzer is clang's: the fuzz smoke test needs clang++ that links it.
+def _has_libfuzzer():
+    clang = shutil.which("clang++")
+    if not clang:
+        return False
+    import tempfile
+    with tempfile.TemporaryDirectory() as scratch:
+        source = os.path.join(scratch, "f.cpp")
+        with open(source, "w") as f:
+            f.write('extern "C" int LLVMFuzzerTestOneInput(const unsigned char *d, '
+                    'unsigned long n) { return 0; }\n')
+        try:
+            built = subprocess.run([clang, "-fsanitize=fuzzer,address", source,
+                                    "-o", os.path.join(scratch, "f")],
+                                   capture_output=True, timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return built.returncode == 0
+
+if _has_libfuzzer():
+    config.available_features.add("libfuzzer")

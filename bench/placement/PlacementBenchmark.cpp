@@ -317,9 +317,7 @@ void runScale(MLIRContext &context, int64_t maxOps) {
       if (budget)
         options.gpuMemory = std::to_string(budget);
       buildPlacementPipeline(pm, options);
-      pm.enableTiming();
       double before = seconds();
-      // Timing goes to stderr: run with 2>/dev/null to keep the table.
       bool ok = succeeded(pm.run(*module));
       double after = seconds();
       // The place pass alone, on a fresh copy.
