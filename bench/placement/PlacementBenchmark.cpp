@@ -173,7 +173,7 @@ void printQualityRow(const QualityRow &row) {
     return fits ? text : text + "*";
   };
   llvm::outs() << llvm::formatv(
-      "{0,-26} {1,4} {2,-8} {3,12:F1} {4,9:F4} {5,9} {6,9} {7,9}\n",
+      "{0,-32} {1,4} {2,-8} {3,12:F1} {4,9:F4} {5,9} {6,9} {7,9}\n",
       row.graph, row.ops, row.budget, row.exactUs, row.autoUs / row.exactUs,
       ratio(row.greedyUs, row.greedyFits), ratio(row.cpuUs, true),
       ratio(row.gpuUs, row.gpuFits));
@@ -216,7 +216,7 @@ void runQuality(MLIRContext &context, bool quick) {
                   "memory any placement needs to what the unconstrained "
                   "optimum uses; '*': the baseline breaks the budget)\n\n";
   llvm::outs() << llvm::formatv(
-      "{0,-26} {1,4} {2,-8} {3,12} {4,9} {5,9} {6,9} {7,9}\n", "graph", "ops",
+      "{0,-32} {1,4} {2,-8} {3,12} {4,9} {5,9} {6,9} {7,9}\n", "graph", "ops",
       "budget", "exact us", "auto/opt", "greedy/a", "cpu/auto", "gpu/auto");
 
   double worst = 1, sum = 0;
