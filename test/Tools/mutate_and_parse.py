@@ -1,5 +1,8 @@
 """Feeds mutated copies of valid IR to a tool and counts how each one ends.
 
+With --tool-arg, the tool runs passes too (the placement pipeline), so the
+passes see the odd-but-valid IR that mutation produces.
+
 A variant must either parse and verify (exit 0) or be rejected with an
 `error:` diagnostic and exit 1. Anything else (a signal, another exit status,
 an exit 1 with no diagnostic) is a crash: the script prints the variant and
@@ -44,6 +47,8 @@ def mutate(text, rng):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", required=True)
+    parser.add_argument("--tool-arg", action="append", default=[],
+                        help="an extra argument for the tool (repeatable)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("inputs", nargs="+")
@@ -60,7 +65,7 @@ def main():
             variant.write(text)
             variant.flush()
             result = subprocess.run(
-                [args.tool, variant.name, "-o", "/dev/null"],
+                [args.tool, variant.name, "-o", "/dev/null"] + args.tool_arg,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                 errors="replace")
             if result.returncode == 0:
