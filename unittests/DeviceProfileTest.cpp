@@ -84,22 +84,27 @@ TEST(DeviceProfileTest, RooflinePlusDispatch) {
   p.f32Flops = 1e12;
   p.memoryBandwidth = 1e11;
   p.dispatchUs = 2;
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context);
   // Compute-bound: 2e9 FLOPs at 1 TFLOP/s = 2000 us.
-  EXPECT_DOUBLE_EQ(estimateOpTimeUs({2000000000, 1000, 1000},
-                                    Float32Type::get(&*std::make_unique<MLIRContext>()),
-                                    p),
-                   2002.0);
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({2000000000, 1000, 1000}, f32, p), 2002.0);
+  // Memory-bound: 1e9 bytes at 100 GB/s = 10000 us.
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({1000, 500000000, 500000000}, f32, p),
+                   10002.0);
+  // No work at all: nothing to launch.
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({0, 0, 0}, f32, p), 0.0);
 }
 
 class CostModelTest : public tandem_test::TandemTest {};
 
 TEST_F(CostModelTest, GemmIsFasterOnTheGpuAndTinyOpsOnTheCpu) {
+  // Each parseFirst replaces the module: use each op before the next parse.
+  DeviceProfile h200 = *getBuiltinProfile("h200");
   auto big = parseFirst<MatmulOp>(R"(
     func.func @main(%a: tensor<4096x4096xf32>, %b: tensor<4096x4096xf32>) {
       %r = tandem.matmul %a, %b : (tensor<4096x4096xf32>, tensor<4096x4096xf32>) -> tensor<4096x4096xf32>
       return
     })");
-  DeviceProfile h200 = *getBuiltinProfile("h200");
   double cpu = *estimateOpTimeUs(big, DeviceKind::CPU, h200);
   double gpu = *estimateOpTimeUs(big, DeviceKind::GPU, h200);
   EXPECT_GT(cpu / gpu, 5);
@@ -110,14 +115,14 @@ TEST_F(CostModelTest, GemmIsFasterOnTheGpuAndTinyOpsOnTheCpu) {
     })");
   EXPECT_LT(*estimateOpTimeUs(tiny, DeviceKind::CPU, h200),
             *estimateOpTimeUs(tiny, DeviceKind::GPU, h200));
+  EXPECT_FALSE(estimateOpTimeUs(tiny, DeviceKind::GPU,
+                                *getBuiltinProfile("host")));
   auto shape = parseFirst<ShapeOp>(R"(
     func.func @main(%a: tensor<16xf32>) {
       %r = tandem.shape %a : tensor<16xf32> -> tensor<1xi64>
       return
     })");
   EXPECT_FALSE(estimateOpTimeUs(shape, DeviceKind::GPU, h200));
-  EXPECT_FALSE(estimateOpTimeUs(tiny, DeviceKind::GPU,
-                                *getBuiltinProfile("host")));
 }
 
 } // namespace
