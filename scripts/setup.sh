@@ -29,6 +29,13 @@ if ((${#missing[@]})); then
     --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# NumPy, for the end-to-end tests' references.
+if ! python3 -c "import numpy" 2>/dev/null; then
+  echo "setup: installing numpy"
+  python3 -m pip install -q numpy 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages numpy
+fi
+
 build_dir=${TANDEM_BUILD_DIR:-build}
 if [ ! -f "$build_dir/build.ninja" ]; then
   launcher=()

@@ -2,6 +2,7 @@
 # lit configuration of the Tandem regression tests.
 
 import os
+import sys
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,7 +25,7 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
-tools = ["tandem-opt", "tandem-calibrate"]
+tools = ["tandem-opt", "tandem-calibrate", "tandem-compile"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
@@ -68,3 +69,11 @@ def _has_libfuzzer():
 
 if _has_libfuzzer():
     config.available_features.add("libfuzzer")
+
+# The end-to-end tests compute their references with NumPy.
+try:
+    subprocess.run([sys.executable, "-c", "import numpy"],
+                   check=True, capture_output=True, timeout=60)
+    config.available_features.add("numpy")
+except (OSError, subprocess.SubprocessError):
+    pass

@@ -1,0 +1,26 @@
+//===- Passes.td - tandem conversion passes ----------------*- tablegen -*-===//
+
+#ifndef TANDEM_CONVERSION_PASSES_TD
+#define TANDEM_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerToLLVM : Pass<"tandem-lower-to-llvm", "::mlir::ModuleOp"> {
+  let summary = "Lower placed, planned @main to LLVM dialect calls into the "
+                "runtime";
+  let description = [{
+    Takes the output of --tandem-placement-pipeline and produces the LLVM
+    dialect module tandem-compile turns into an executable: a model image
+    (a constant array of words describing inputs, outputs, weights and every
+    op, see runtime/include/tandem/runtime/ModelImage.h) with its string
+    table, `tandem_model_run`, which computes each buffer's address from its
+    arena and planned offset and calls `tandem_rt_execute` once per op, and
+    `main`, which hands both to `tandem_rt_main`.
+
+    First slice: fill, weight, the elementwise ops, matmul, linear, reshape
+    and transfer; any other op is an error naming it.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // TANDEM_CONVERSION_PASSES_TD

@@ -1,0 +1,349 @@
+//===- TandemToLLVM.cpp - placed, planned IR to calls into the runtime ----===//
+//
+// The compiled program is a straight line of runtime calls: each op's
+// buffers are computed from its arena base and planned offset, and the op is
+// executed by `tandem_rt_execute(rt, op, operands, result)`. What the runtime
+// needs to know about each op (kind, device, shapes, attributes) travels in
+// the model image, a constant array of words (ModelImage.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem/Conversion/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/Transforms/Passes.h"
+#include "tandem/Analysis/Format.h"
+#include "tandem/runtime/ModelImage.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+
+namespace mlir::tandem {
+#define GEN_PASS_DEF_LOWERTOLLVM
+#include "tandem/Conversion/Passes.h.inc"
+} // namespace mlir::tandem
+
+using namespace mlir;
+using namespace mlir::tandem;
+namespace img = ::tandem::image;
+
+namespace {
+
+/// The model image under construction, and its string table.
+struct ImageBuilder {
+  std::vector<int64_t> words;
+  std::string strings;
+
+  int64_t addString(StringRef text) {
+    int64_t offset = strings.size();
+    strings.append(text.begin(), text.end());
+    strings.push_back('\0');
+    return offset;
+  }
+};
+
+FailureOr<int64_t> elementTypeCode(Operation *anchor, Type type) {
+  Type element = cast<ShapedType>(type).getElementType();
+  if (element.isF32())
+    return img::kF32;
+  if (element.isF16())
+    return img::kF16;
+  if (element.isBF16())
+    return img::kBF16;
+  if (element.isInteger(64))
+    return img::kI64;
+  if (element.isInteger(32))
+    return img::kI32;
+  if (element.isInteger(1))
+    return img::kBool;
+  return anchor->emitError() << "cannot lower element type " << element;
+}
+
+LogicalResult appendTensor(Operation *anchor, Type type,
+                           std::vector<int64_t> &words) {
+  FailureOr<int64_t> code = elementTypeCode(anchor, type);
+  if (failed(code))
+    return failure();
+  ArrayRef<int64_t> shape = cast<ShapedType>(type).getShape();
+  words.push_back(*code);
+  words.push_back(shape.size());
+  words.insert(words.end(), shape.begin(), shape.end());
+  return success();
+}
+
+int64_t deviceCode(DeviceAttr device) {
+  return device && device.isGPU() ? img::kGpu : img::kCpu;
+}
+
+/// The op kind and attribute words of `op`, or failure for ops this slice
+/// does not lower.
+FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
+  using Result = std::pair<int64_t, std::vector<int64_t>>;
+  auto kind = [](int64_t k) -> FailureOr<Result> {
+    return Result{k, {}};
+  };
+  return llvm::TypeSwitch<Operation *, FailureOr<Result>>(op)
+      .Case<TransferOp>([&](auto) { return kind(img::kTransfer); })
+      .Case<ReshapeOp>([&](auto) { return kind(img::kReshape); })
+      .Case<AddOp>([&](auto) { return kind(img::kAdd); })
+      .Case<SubOp>([&](auto) { return kind(img::kSub); })
+      .Case<MulOp>([&](auto) { return kind(img::kMul); })
+      .Case<DivOp>([&](auto) { return kind(img::kDiv); })
+      .Case<MaximumOp>([&](auto) { return kind(img::kMaximum); })
+      .Case<MinimumOp>([&](auto) { return kind(img::kMinimum); })
+      .Case<PowOp>([&](auto) { return kind(img::kPow); })
+      .Case<NegOp>([&](auto) { return kind(img::kNeg); })
+      .Case<AbsOp>([&](auto) { return kind(img::kAbs); })
+      .Case<ExpOp>([&](auto) { return kind(img::kExp); })
+      .Case<LogOp>([&](auto) { return kind(img::kLog); })
+      .Case<SqrtOp>([&](auto) { return kind(img::kSqrt); })
+      .Case<RsqrtOp>([&](auto) { return kind(img::kRsqrt); })
+      .Case<TanhOp>([&](auto) { return kind(img::kTanh); })
+      .Case<SigmoidOp>([&](auto) { return kind(img::kSigmoid); })
+      .Case<ReluOp>([&](auto) { return kind(img::kRelu); })
+      .Case<GeluOp>([&](auto) { return kind(img::kGelu); })
+      .Case<SiluOp>([&](auto) { return kind(img::kSilu); })
+      .Case<MatmulOp>([&](auto) { return kind(img::kMatmul); })
+      .Case<LinearOp>([&](LinearOp linear) -> FailureOr<Result> {
+        return Result{img::kLinear, {linear.getB() ? 1 : 0}};
+      })
+      .Case<FillOp>([&](FillOp fill) -> FailureOr<Result> {
+        double value = 0;
+        if (auto f = dyn_cast<FloatAttr>(fill.getValue()))
+          value = f.getValueAsDouble();
+        else
+          value = double(cast<IntegerAttr>(fill.getValue()).getInt());
+        int64_t bits;
+        std::memcpy(&bits, &value, sizeof(bits));
+        return Result{img::kFill, {bits}};
+      })
+      .Default([&](Operation *other) -> FailureOr<Result> {
+        return other->emitError()
+               << "tandem-compile does not lower '" << other->getName()
+               << "' yet (this runtime slice covers fill, weight, the "
+                  "elementwise ops, matmul, linear, reshape and transfer)";
+      });
+}
+
+struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    FunctionOpInterface func = getReportedFunction(module);
+    if (!func || func.getName() != "main") {
+      module.emitError("tandem-compile needs a function @main");
+      return signalPassFailure();
+    }
+    if (failed(lower(module, func)))
+      return signalPassFailure();
+  }
+
+  LogicalResult lower(ModuleOp module, FunctionOpInterface func) {
+    MLIRContext *context = module.getContext();
+    auto cpuArena = func->getAttrOfType<IntegerAttr>(
+        TandemDialect::kCpuArenaBytesAttrName);
+    auto gpuArena = func->getAttrOfType<IntegerAttr>(
+        TandemDialect::kGpuArenaBytesAttrName);
+    auto budget = func->getAttrOfType<IntegerAttr>(
+        TandemDialect::kGpuMemoryBudgetAttrName);
+    if (!cpuArena || !gpuArena || !budget)
+      return func.emitError("@main is not placed and planned: run "
+                            "--tandem-placement-pipeline first");
+    Block &body = func.getFunctionBody().front();
+    Operation *terminator = body.getTerminator();
+
+    // Header, inputs, outputs.
+    ImageBuilder image;
+    std::vector<Operation *> weights, ops;
+    for (Operation &op : body) {
+      if (isa<WeightOp>(op))
+        weights.push_back(&op);
+      else if (&op != terminator)
+        ops.push_back(&op);
+    }
+    image.words = {img::kMagic,
+                   img::kVersion,
+                   int64_t(body.getNumArguments()),
+                   int64_t(terminator->getNumOperands()),
+                   int64_t(weights.size()),
+                   int64_t(ops.size()),
+                   cpuArena.getInt(),
+                   gpuArena.getInt(),
+                   budget.getInt()};
+    for (BlockArgument argument : body.getArguments())
+      if (failed(appendTensor(func, argument.getType(), image.words)))
+        return failure();
+    for (Value result : terminator->getOperands())
+      if (failed(appendTensor(func, result.getType(), image.words)))
+        return failure();
+    llvm::DenseMap<Operation *, int> weightIndex;
+    for (Operation *op : weights) {
+      auto weight = cast<WeightOp>(op);
+      weightIndex[op] = weightIndex.size();
+      DeviceAttr device = getPlacedDevice(weight.getResult());
+      auto offset =
+          op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName);
+      image.words.push_back(image.addString(weight.getName()));
+      image.words.push_back(deviceCode(device));
+      image.words.push_back(offset ? offset.getInt() : 0);
+      if (failed(appendTensor(op, weight.getType(), image.words)))
+        return failure();
+    }
+    llvm::DenseMap<Operation *, int> opIndex;
+    for (Operation *op : ops) {
+      FailureOr<std::pair<int64_t, std::vector<int64_t>>> description =
+          describe(op);
+      if (failed(description))
+        return failure();
+      if (op->getNumResults() != 1 ||
+          !op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName))
+        return op->emitError("has no planned buffer: run "
+                             "--tandem-placement-pipeline first");
+      opIndex[op] = opIndex.size();
+      std::vector<int64_t> record = {
+          description->first, deviceCode(getPlacedDevice(op->getResult(0))),
+          image.addString(op->getName().getStringRef()),
+          image.addString(formatLocation(op->getLoc())),
+          int64_t(op->getNumOperands())};
+      for (Value operand : op->getOperands()) {
+        record.push_back(deviceCode(getPlacedDevice(operand)));
+        if (failed(appendTensor(op, operand.getType(), record)))
+          return failure();
+      }
+      if (failed(appendTensor(op, op->getResult(0).getType(), record)))
+        return failure();
+      record.push_back(description->second.size());
+      llvm::append_range(record, description->second);
+      image.words.push_back(record.size() + 1);
+      llvm::append_range(image.words, record);
+    }
+
+    // The LLVM dialect side.
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = func.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(context);
+    auto i32 = builder.getI32Type();
+    auto i64 = builder.getI64Type();
+    auto voidType = LLVM::LLVMVoidType::get(context);
+    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
+      return builder.create<LLVM::LLVMFuncOp>(
+          loc, name, LLVM::LLVMFunctionType::get(result, args));
+    };
+    auto rtMain = declare("tandem_rt_main", i32, {i32, ptr, ptr, ptr, ptr});
+    auto rtArena = declare("tandem_rt_arena", ptr, {ptr, i32});
+    auto rtInput = declare("tandem_rt_input", ptr, {ptr, i32});
+    auto rtWeight = declare("tandem_rt_weight", ptr, {ptr, i32});
+    auto rtExecute = declare("tandem_rt_execute", voidType, {ptr, i32, ptr, ptr});
+    auto rtOutput = declare("tandem_rt_output", voidType, {ptr, i32, ptr});
+
+    auto imageType = LLVM::LLVMArrayType::get(i64, image.words.size());
+    auto imageGlobal = builder.create<LLVM::GlobalOp>(
+        loc, imageType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        "tandem_model_image",
+        DenseIntElementsAttr::get(
+            RankedTensorType::get({int64_t(image.words.size())}, i64),
+            ArrayRef<int64_t>(image.words)));
+    auto stringsType =
+        LLVM::LLVMArrayType::get(builder.getI8Type(), image.strings.size());
+    auto stringsGlobal = builder.create<LLVM::GlobalOp>(
+        loc, stringsType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        "tandem_model_strings", builder.getStringAttr(image.strings));
+
+    // tandem_model_run(rt): one call per op.
+    auto run = declare("tandem_model_run", voidType, {ptr});
+    run.setLinkage(LLVM::Linkage::Internal);
+    Block *entry = run.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
+    Value rt = entry->getArgument(0);
+    auto constant = [&](Type type, int64_t value) -> Value {
+      return builder.create<LLVM::ConstantOp>(loc, type,
+                                              builder.getIntegerAttr(type, value));
+    };
+    Value arenas[2] = {
+        builder.create<LLVM::CallOp>(loc, rtArena,
+                                     ValueRange{rt, constant(i32, 0)})
+            .getResult(),
+        builder.create<LLVM::CallOp>(loc, rtArena,
+                                     ValueRange{rt, constant(i32, 1)})
+            .getResult()};
+    unsigned maxOperands = 1;
+    for (Operation *op : ops)
+      maxOperands = std::max(maxOperands, op->getNumOperands());
+    Value operandArray = builder.create<LLVM::AllocaOp>(
+        loc, ptr, ptr, constant(i64, maxOperands));
+
+    llvm::DenseMap<Value, Value> address;
+    for (BlockArgument argument : body.getArguments())
+      address[argument] = builder
+                              .create<LLVM::CallOp>(
+                                  loc, rtInput,
+                                  ValueRange{rt, constant(i32, argument.getArgNumber())})
+                              .getResult();
+    auto bufferOf = [&](Operation *op) -> Value {
+      int64_t offset =
+          op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName).getInt();
+      Value base = arenas[deviceCode(getPlacedDevice(op->getResult(0)))];
+      return builder.create<LLVM::GEPOp>(op->getLoc(), ptr, builder.getI8Type(),
+                                         base,
+                                         ArrayRef<LLVM::GEPArg>{offset});
+    };
+    for (Operation &op : body) {
+      if (&op == terminator)
+        break;
+      if (isa<WeightOp>(op)) {
+        // Host weights are read where they are mapped; GPU weights were
+        // uploaded to their planned offset before the first run.
+        if (deviceCode(getPlacedDevice(op.getResult(0))) == img::kGpu)
+          address[op.getResult(0)] = bufferOf(&op);
+        else
+          address[op.getResult(0)] =
+              builder
+                  .create<LLVM::CallOp>(
+                      op.getLoc(), rtWeight,
+                      ValueRange{rt, constant(i32, weightIndex[&op])})
+                  .getResult();
+        continue;
+      }
+      Value result = bufferOf(&op);
+      for (auto [k, operand] : llvm::enumerate(op.getOperands())) {
+        Value slot = builder.create<LLVM::GEPOp>(
+            op.getLoc(), ptr, ptr, operandArray,
+            ArrayRef<LLVM::GEPArg>{int32_t(k)});
+        builder.create<LLVM::StoreOp>(op.getLoc(), address.lookup(operand),
+                                      slot);
+      }
+      builder.create<LLVM::CallOp>(
+          op.getLoc(), rtExecute,
+          ValueRange{rt, constant(i32, opIndex[&op]), operandArray, result});
+      address[op.getResult(0)] = result;
+    }
+    for (auto [k, value] : llvm::enumerate(terminator->getOperands()))
+      builder.create<LLVM::CallOp>(
+          loc, rtOutput, ValueRange{rt, constant(i32, k), address.lookup(value)});
+    builder.create<LLVM::ReturnOp>(loc, ValueRange{});
+
+    // main(argc, argv) hands the image and the body to the runtime.
+    builder.setInsertionPointToEnd(module.getBody());
+    func->erase();
+    auto main = declare("main", i32, {i32, ptr});
+    Block *mainEntry = main.addEntryBlock(builder);
+    builder.setInsertionPointToStart(mainEntry);
+    Value status =
+        builder
+            .create<LLVM::CallOp>(
+                loc, rtMain,
+                ValueRange{mainEntry->getArgument(0), mainEntry->getArgument(1),
+                           builder.create<LLVM::AddressOfOp>(loc, imageGlobal),
+                           builder.create<LLVM::AddressOfOp>(loc, stringsGlobal),
+                           builder.create<LLVM::AddressOfOp>(loc, run)})
+            .getResult();
+    builder.create<LLVM::ReturnOp>(loc, status);
+    return success();
+  }
+};
+
+} // namespace

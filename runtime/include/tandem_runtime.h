@@ -1,0 +1,48 @@
+/*===- tandem_runtime.h - the C ABI compiled models call ------------------===*
+ *
+ * A compiled model's main() calls tandem_rt_main with its model image (see
+ * tandem/runtime/ModelImage.h), its string table and its compiled body. The
+ * body calls the other functions: it gets arena bases, inputs and host
+ * weights, executes each op on the buffers the memory plan gave it, and hands
+ * its results back.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef TANDEM_RUNTIME_H
+#define TANDEM_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct TandemRuntime TandemRuntime;
+
+/* Parses the command line, loads inputs and weights, runs `run` (--repeat
+ * times), writes the outputs. Returns the process exit status. */
+int tandem_rt_main(int argc, char **argv, const int64_t *image,
+                   const char *strings, void (*run)(TandemRuntime *));
+
+/* Base of the arena of `device` (0: CPU, 1: GPU). */
+void *tandem_rt_arena(TandemRuntime *rt, int32_t device);
+
+/* The buffer of input `index`, on the CPU. */
+void *tandem_rt_input(TandemRuntime *rt, int32_t index);
+
+/* The host copy of weight `index`. */
+void *tandem_rt_weight(TandemRuntime *rt, int32_t index);
+
+/* Executes op `op` of the image: `operands` holds one buffer per operand,
+ * `result` is its result buffer. */
+void tandem_rt_execute(TandemRuntime *rt, int32_t op, void **operands,
+                       void *result);
+
+/* Result `index` of the model is in `data` (on the CPU). */
+void tandem_rt_output(TandemRuntime *rt, int32_t index, void *data);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TANDEM_RUNTIME_H */

@@ -1,0 +1,502 @@
+//===- Runtime.cpp - tandem_rt_main and the model's calls -----------------===//
+//
+// The executable interface (command line, inputs, weights, outputs, the
+// profile) and the execution of each op. First slice: the CPU kernels and
+// the `sim` GPU stand-in (its own arena held to the budget; copies are real
+// memcpys, counted and timed; compute uses the CPU kernels).
+//
+//===----------------------------------------------------------------------===//
+
+#include "tandem_runtime.h"
+
+#include "CpuKernels.h"
+#include "tandem/runtime/ModelImage.h"
+#include "tandem/runtime/Npy.h"
+#include "tandem/runtime/Safetensors.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace tandem::rt;
+namespace img = tandem::image;
+
+namespace {
+
+struct TensorDesc {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t bytes() const {
+    return elementCount(shape).value_or(0) * dtypeSize(dtype);
+  }
+};
+
+struct OpRecord {
+  int64_t kind = 0, device = 0;
+  std::string name, loc;
+  std::vector<int64_t> operandDevices;
+  std::vector<TensorDesc> operands;
+  TensorDesc result;
+  std::vector<int64_t> attrs;
+};
+
+struct WeightRecord {
+  std::string name;
+  int64_t device = 0, arenaOffset = 0;
+  TensorDesc tensor;
+};
+
+struct Image {
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<WeightRecord> weights;
+  std::vector<OpRecord> ops;
+  int64_t cpuArena = 0, gpuArena = 0, gpuBudget = 0;
+};
+
+/// Reads words off the image (written by the compiler of this same build).
+class ImageReader {
+public:
+  ImageReader(const int64_t *words, const char *strings)
+      : words(words), strings(strings) {}
+  int64_t next() { return words[pos++]; }
+  std::string string() { return strings + next(); }
+  TensorDesc tensor() {
+    TensorDesc desc;
+    desc.dtype = static_cast<DType>(next());
+    int64_t rank = next();
+    for (int64_t i = 0; i < rank; ++i)
+      desc.shape.push_back(next());
+    return desc;
+  }
+
+private:
+  const int64_t *words;
+  const char *strings;
+  size_t pos = 0;
+};
+
+bool decodeImage(const int64_t *words, const char *strings, Image &image) {
+  ImageReader reader(words, strings);
+  if (reader.next() != img::kMagic || reader.next() != img::kVersion)
+    return false;
+  int64_t inputs = reader.next(), outputs = reader.next(),
+          weights = reader.next(), ops = reader.next();
+  image.cpuArena = reader.next();
+  image.gpuArena = reader.next();
+  image.gpuBudget = reader.next();
+  for (int64_t i = 0; i < inputs; ++i)
+    image.inputs.push_back(reader.tensor());
+  for (int64_t i = 0; i < outputs; ++i)
+    image.outputs.push_back(reader.tensor());
+  for (int64_t i = 0; i < weights; ++i) {
+    WeightRecord weight;
+    weight.name = reader.string();
+    weight.device = reader.next();
+    weight.arenaOffset = reader.next();
+    weight.tensor = reader.tensor();
+    image.weights.push_back(weight);
+  }
+  for (int64_t i = 0; i < ops; ++i) {
+    OpRecord op;
+    reader.next(); // word count
+    op.kind = reader.next();
+    op.device = reader.next();
+    op.name = reader.string();
+    op.loc = reader.string();
+    int64_t operands = reader.next();
+    for (int64_t k = 0; k < operands; ++k) {
+      op.operandDevices.push_back(reader.next());
+      op.operands.push_back(reader.tensor());
+    }
+    op.result = reader.tensor();
+    int64_t attrs = reader.next();
+    for (int64_t k = 0; k < attrs; ++k)
+      op.attrs.push_back(reader.next());
+    image.ops.push_back(op);
+  }
+  return true;
+}
+
+struct OpStats {
+  int64_t calls = 0;
+  double total = 0, min = 1e30, max = 0;
+};
+
+struct Options {
+  std::vector<std::string> inputs;
+  std::string outputDir, weights, backend = "auto";
+  std::optional<uint64_t> randomWeights, randomInputs;
+  std::optional<int64_t> gpuMemory;
+  int64_t repeat = 1;
+  bool profile = false;
+};
+
+double now() {
+  return std::chrono::duration<double>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// splitmix64: deterministic random tensors for --random-*.
+uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+void randomFill(const TensorDesc &desc, uint8_t *data, uint64_t &state) {
+  uint64_t n = elementCount(desc.shape).value_or(0);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t r = nextRandom(state);
+    double unit = (r >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
+    switch (desc.dtype) {
+    case DType::F32:
+      reinterpret_cast<float *>(data)[i] = float(unit - 0.5);
+      break;
+    case DType::I64:
+      reinterpret_cast<int64_t *>(data)[i] = int64_t(r % 16);
+      break;
+    case DType::I32:
+      reinterpret_cast<int32_t *>(data)[i] = int32_t(r % 16);
+      break;
+    case DType::Bool:
+      data[i] = r & 1;
+      break;
+    default: // f16/bf16: small integers' bit patterns are not meaningful
+      reinterpret_cast<uint16_t *>(data)[i] = 0;
+      break;
+    }
+  }
+}
+
+} // namespace
+
+struct TandemRuntime {
+  Image image;
+  Options options;
+  std::vector<uint8_t *> arenas = {nullptr, nullptr};
+  std::vector<std::vector<uint8_t>> inputData;
+  std::vector<std::vector<uint8_t>> randomWeightData;
+  std::vector<void *> weightData;
+  SafetensorsFile weightsFile;
+  std::vector<void *> outputs;
+  std::map<std::string, OpStats> stats;
+  int64_t h2dCount = 0, d2hCount = 0, h2dBytes = 0, d2hBytes = 0;
+  double copySeconds = 0, loadSeconds = 0;
+  std::string failure;
+};
+
+namespace {
+
+[[noreturn]] void fatal(const std::string &message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::exit(1);
+}
+
+void usage(const char *program) {
+  std::printf(
+      "usage: %s [--input FILE.npy]... [--output-dir DIR]\n"
+      "  [--weights FILE.safetensors | --random-weights SEED]\n"
+      "  [--random-inputs SEED] [--device-backend sim|auto]\n"
+      "  [--gpu-memory BYTES] [--repeat N] [--profile]\n",
+      program);
+}
+
+bool parseUnsigned(const char *text, uint64_t &value) {
+  if (!*text)
+    return false;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long parsed = std::strtoull(text, &end, 10);
+  if (errno || *end || text[0] == '-')
+    return false;
+  value = parsed;
+  return true;
+}
+
+Options parseOptions(int argc, char **argv) {
+  Options options;
+  for (int i = 1; i < argc; ++i) {
+    std::string flag = argv[i];
+    auto value = [&]() -> const char * {
+      if (i + 1 >= argc)
+        fatal("missing value after " + flag);
+      return argv[++i];
+    };
+    uint64_t number = 0;
+    if (flag == "--input") {
+      options.inputs.push_back(value());
+    } else if (flag == "--output-dir") {
+      options.outputDir = value();
+    } else if (flag == "--weights") {
+      options.weights = value();
+    } else if (flag == "--random-weights" || flag == "--random-inputs" ||
+               flag == "--repeat" || flag == "--gpu-memory") {
+      const char *text = value();
+      if (!parseUnsigned(text, number))
+        fatal(flag + " takes a non-negative integer, got '" + text + "'");
+      if (flag == "--random-weights")
+        options.randomWeights = number;
+      else if (flag == "--random-inputs")
+        options.randomInputs = number;
+      else if (flag == "--repeat")
+        options.repeat = std::max<int64_t>(1, number);
+      else
+        options.gpuMemory = number;
+    } else if (flag == "--device-backend") {
+      options.backend = value();
+      if (options.backend == "cuda")
+        fatal("--device-backend cuda: this runtime has no CUDA backend yet; "
+              "use sim");
+      if (options.backend != "sim" && options.backend != "auto")
+        fatal("unknown --device-backend '" + options.backend +
+              "': expected sim, cuda or auto");
+    } else if (flag == "--profile") {
+      options.profile = true;
+    } else if (flag == "--help" || flag == "-h") {
+      usage(argv[0]);
+      std::exit(0);
+    } else {
+      fatal("unknown flag '" + flag + "' (see --help)");
+    }
+  }
+  return options;
+}
+
+std::string defaultWeightsPath(const char *program) {
+  std::string path = program;
+  return path + ".safetensors";
+}
+
+bool fileExists(const std::string &path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0;
+}
+
+uint8_t *allocateArena(int64_t bytes) {
+  void *memory = nullptr;
+  if (posix_memalign(&memory, 64, std::max<int64_t>(bytes, 64)) != 0)
+    fatal("cannot allocate an arena of " + std::to_string(bytes) + " bytes");
+  return static_cast<uint8_t *>(memory);
+}
+
+void loadInputs(TandemRuntime &rt) {
+  const Image &image = rt.image;
+  rt.inputData.resize(image.inputs.size());
+  if (rt.options.randomInputs) {
+    if (!rt.options.inputs.empty())
+      fatal("--input and --random-inputs exclude each other");
+    uint64_t state = *rt.options.randomInputs;
+    for (size_t k = 0; k < image.inputs.size(); ++k) {
+      rt.inputData[k].resize(image.inputs[k].bytes());
+      randomFill(image.inputs[k], rt.inputData[k].data(), state);
+    }
+    return;
+  }
+  if (rt.options.inputs.size() != image.inputs.size())
+    fatal("the model takes " + std::to_string(image.inputs.size()) +
+          " inputs (--input FILE.npy each, in order), got " +
+          std::to_string(rt.options.inputs.size()));
+  for (size_t k = 0; k < image.inputs.size(); ++k) {
+    NpyArray array;
+    std::string error;
+    if (!readNpy(rt.options.inputs[k], array, error))
+      fatal("input " + std::to_string(k) + ": " + error);
+    const TensorDesc &want = image.inputs[k];
+    if (array.dtype != want.dtype || array.shape != want.shape)
+      fatal("input " + std::to_string(k) + " ('" + rt.options.inputs[k] +
+            "') is " + formatShape(array.shape) + " " +
+            dtypeName(array.dtype) + ", the model takes " +
+            formatShape(want.shape) + " " + dtypeName(want.dtype));
+    rt.inputData[k] = std::move(array.data);
+  }
+}
+
+void loadWeights(TandemRuntime &rt, const char *program) {
+  const Image &image = rt.image;
+  rt.weightData.assign(image.weights.size(), nullptr);
+  if (image.weights.empty())
+    return;
+  if (rt.options.randomWeights) {
+    uint64_t state = *rt.options.randomWeights;
+    rt.randomWeightData.resize(image.weights.size());
+    for (size_t i = 0; i < image.weights.size(); ++i) {
+      rt.randomWeightData[i].resize(image.weights[i].tensor.bytes());
+      randomFill(image.weights[i].tensor, rt.randomWeightData[i].data(), state);
+      rt.weightData[i] = rt.randomWeightData[i].data();
+    }
+  } else {
+    std::string path = rt.options.weights.empty() ? defaultWeightsPath(program)
+                                                  : rt.options.weights;
+    if (rt.options.weights.empty() && !fileExists(path))
+      fatal("no weights: pass --weights FILE.safetensors or "
+            "--random-weights SEED (looked for '" + path + "')");
+    std::string error;
+    if (!rt.weightsFile.open(path, error))
+      fatal("weights: " + error);
+    for (size_t i = 0; i < image.weights.size(); ++i) {
+      const WeightRecord &weight = image.weights[i];
+      const SafetensorsEntry *entry = rt.weightsFile.find(weight.name);
+      if (!entry)
+        fatal("weights '" + path + "' have no tensor '" + weight.name + "'");
+      if (entry->dtype != weight.tensor.dtype ||
+          entry->shape != weight.tensor.shape)
+        fatal("weight '" + weight.name + "' is " + formatShape(entry->shape) +
+              " " + dtypeName(entry->dtype) + " in '" + path +
+              "', the model needs " + formatShape(weight.tensor.shape) + " " +
+              dtypeName(weight.tensor.dtype));
+      rt.weightData[i] = const_cast<uint8_t *>(entry->data);
+    }
+  }
+  // Resident GPU weights are uploaded once, before the first run.
+  for (size_t i = 0; i < image.weights.size(); ++i) {
+    const WeightRecord &weight = image.weights[i];
+    if (weight.device == img::kGpu)
+      std::memcpy(rt.arenas[img::kGpu] + weight.arenaOffset, rt.weightData[i],
+                  weight.tensor.bytes());
+  }
+}
+
+void writeOutputs(TandemRuntime &rt) {
+  if (rt.options.outputDir.empty())
+    return;
+  mkdir(rt.options.outputDir.c_str(), 0755);
+  for (size_t k = 0; k < rt.image.outputs.size(); ++k) {
+    const TensorDesc &desc = rt.image.outputs[k];
+    std::string path =
+        rt.options.outputDir + "/result" + std::to_string(k) + ".npy";
+    std::string error;
+    if (!writeNpy(path, desc.dtype, desc.shape, rt.outputs[k], error))
+      fatal(error);
+  }
+}
+
+void printProfile(TandemRuntime &rt, double totalSeconds) {
+  int64_t runs = rt.options.repeat;
+  std::printf("\n-------------------------  Tandem profile  "
+              "-------------------------\n");
+  std::printf("total: %.3f ms for %lld run(s), %.3f ms per run; load "
+              "(weights, arenas) %.3f ms\n",
+              totalSeconds * 1e3, (long long)runs, totalSeconds * 1e3 / runs,
+              rt.loadSeconds * 1e3);
+  std::printf("copies: h2d %lld (%lld bytes), d2h %lld (%lld bytes), %.3f ms; "
+              "sync %lld, async 0\n",
+              (long long)rt.h2dCount, (long long)rt.h2dBytes,
+              (long long)rt.d2hCount, (long long)rt.d2hBytes,
+              rt.copySeconds * 1e3, (long long)(rt.h2dCount + rt.d2hCount));
+  std::printf("%-28s %-6s %7s %11s %11s %11s %11s\n", "op", "device", "calls",
+              "total ms", "min ms", "max ms", "avg ms");
+  for (const auto &[key, stats] : rt.stats) {
+    size_t at = key.rfind('@');
+    std::printf("%-28s %-6s %7lld %11.4f %11.4f %11.4f %11.4f\n",
+                key.substr(0, at).c_str(), key.substr(at + 1).c_str(),
+                (long long)stats.calls, stats.total * 1e3, stats.min * 1e3,
+                stats.max * 1e3, stats.total * 1e3 / stats.calls);
+  }
+}
+
+} // namespace
+
+extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
+                              const char *strings,
+                              void (*run)(TandemRuntime *)) {
+  TandemRuntime rt;
+  if (!decodeImage(image, strings, rt.image))
+    fatal("the model image is corrupt or from another version of Tandem");
+  rt.options = parseOptions(argc, argv);
+  if (rt.options.backend == "auto")
+    std::fprintf(stderr, "note: no CUDA backend in this runtime yet: GPU ops "
+                         "run on the sim backend\n");
+  int64_t budget = rt.image.gpuBudget;
+  if (rt.options.gpuMemory) {
+    if (*rt.options.gpuMemory > uint64_t(budget))
+      fatal("--gpu-memory may only lower the compiled budget of " +
+            std::to_string(budget) + " bytes");
+    budget = *rt.options.gpuMemory;
+  }
+  if (rt.image.gpuArena > budget)
+    fatal("the memory plan needs a GPU arena of " +
+          std::to_string(rt.image.gpuArena) + " bytes, over the budget of " +
+          std::to_string(budget) + " bytes");
+  double loadStart = now();
+  rt.arenas[img::kCpu] = allocateArena(rt.image.cpuArena);
+  rt.arenas[img::kGpu] = allocateArena(rt.image.gpuArena);
+  loadInputs(rt);
+  loadWeights(rt, argv[0]);
+  rt.outputs.assign(rt.image.outputs.size(), nullptr);
+  rt.loadSeconds = now() - loadStart;
+
+  double start = now();
+  for (int64_t i = 0; i < rt.options.repeat; ++i)
+    run(&rt);
+  double total = now() - start;
+  if (!rt.failure.empty())
+    fatal(rt.failure);
+  writeOutputs(rt);
+  if (rt.options.profile)
+    printProfile(rt, total);
+  std::free(rt.arenas[0]);
+  std::free(rt.arenas[1]);
+  return 0;
+}
+
+extern "C" void *tandem_rt_arena(TandemRuntime *rt, int32_t device) {
+  return rt->arenas[device];
+}
+
+extern "C" void *tandem_rt_input(TandemRuntime *rt, int32_t index) {
+  return rt->inputData[index].data();
+}
+
+extern "C" void *tandem_rt_weight(TandemRuntime *rt, int32_t index) {
+  return rt->weightData[index];
+}
+
+extern "C" void tandem_rt_output(TandemRuntime *rt, int32_t index, void *data) {
+  rt->outputs[index] = data;
+}
+
+extern "C" void tandem_rt_execute(TandemRuntime *rt, int32_t index,
+                                  void **operands, void *result) {
+  if (!rt->failure.empty())
+    return;
+  const OpRecord &op = rt->image.ops[index];
+  std::vector<TensorView> views;
+  for (size_t k = 0; k < op.operands.size(); ++k)
+    views.push_back({op.operands[k].dtype, op.operands[k].shape, operands[k]});
+  TensorView out{op.result.dtype, op.result.shape, result};
+  double start = now();
+  std::string error;
+  if (!runCpuKernel(op.kind, views, out, op.attrs, error)) {
+    rt->failure = op.name + " at " + op.loc + ": " + error;
+    return;
+  }
+  double seconds = now() - start;
+  if (op.kind == img::kTransfer) {
+    int64_t bytes = op.result.bytes();
+    if (op.device == img::kGpu) {
+      ++rt->h2dCount;
+      rt->h2dBytes += bytes;
+    } else {
+      ++rt->d2hCount;
+      rt->d2hBytes += bytes;
+    }
+    rt->copySeconds += seconds;
+  }
+  OpStats &stats = rt->stats[op.name + "@" +
+                             (op.device == img::kGpu ? "gpu" : "cpu")];
+  ++stats.calls;
+  stats.total += seconds;
+  stats.min = std::min(stats.min, seconds);
+  stats.max = std::max(stats.max, seconds);
+}

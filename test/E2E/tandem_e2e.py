@@ -1,0 +1,81 @@
+"""Helpers of the end-to-end tests: write inputs and weights, run a compiled
+model, read its outputs and its profile.
+
+The references are computed with NumPy by each test.
+"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+import numpy as np
+
+SAFETENSORS_DTYPES = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
+                      np.dtype(np.int64): "I64", np.dtype(np.int32): "I32",
+                      np.dtype(np.bool_): "BOOL"}
+
+
+def write_safetensors(path, tensors):
+    """Writes {name: ndarray} in the safetensors format."""
+    header, blobs, offset = {}, [], 0
+    for name in sorted(tensors):
+        array = np.ascontiguousarray(tensors[name])
+        data = array.tobytes()
+        header[name] = {"dtype": SAFETENSORS_DTYPES[array.dtype],
+                        "shape": list(array.shape),
+                        "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    text += b" " * ((8 - len(text) % 8) % 8)
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(text)))
+        f.write(text)
+        for blob in blobs:
+            f.write(blob)
+
+
+def run(binary, inputs, weights, workdir, extra=()):
+    """Runs `binary` on {index: ndarray} inputs and {name: ndarray} weights;
+    returns (outputs, stdout)."""
+    os.makedirs(workdir, exist_ok=True)
+    args = [binary]
+    for k, array in enumerate(inputs):
+        path = os.path.join(workdir, f"input{k}.npy")
+        np.save(path, array)
+        args += ["--input", path]
+    weights_path = os.path.join(workdir, "weights.safetensors")
+    write_safetensors(weights_path, weights)
+    out = os.path.join(workdir, "out")
+    args += ["--weights", weights_path, "--output-dir", out] + list(extra)
+    result = subprocess.run(args, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"{binary} failed ({result.returncode}):\n{result.stderr}")
+    outputs = []
+    k = 0
+    while os.path.exists(os.path.join(out, f"result{k}.npy")):
+        outputs.append(np.load(os.path.join(out, f"result{k}.npy")))
+        k += 1
+    return outputs, result.stdout
+
+
+def copies(profile_text):
+    """The (h2d, d2h) copy counts of a --profile report."""
+    match = re.search(r"copies: h2d (\d+) \(\d+ bytes\), d2h (\d+)",
+                      profile_text)
+    return int(match.group(1)), int(match.group(2))
+
+
+def check(name, actual, expected, rtol=1e-5, atol=1e-5):
+    """Prints the largest error and fails beyond the tolerance."""
+    if actual.shape != expected.shape or actual.dtype != expected.dtype:
+        sys.exit(f"{name}: got {actual.shape} {actual.dtype}, expected "
+                 f"{expected.shape} {expected.dtype}")
+    error = float(np.max(np.abs(actual.astype(np.float64) -
+                                expected.astype(np.float64)), initial=0))
+    if not np.allclose(actual, expected, rtol=rtol, atol=atol):
+        sys.exit(f"{name}: max abs error {error:.3g} beyond rtol={rtol} "
+                 f"atol={atol}")
+    print(f"{name}: ok (max abs error {error:.3g})")
