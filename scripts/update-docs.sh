@@ -6,5 +6,6 @@ cd "$(dirname "$0")/.."
 build_dir=${TANDEM_BUILD_DIR:-build}
 cmake --build "$build_dir" --target tandem-doc
 mkdir -p docs/reference
-cp "$build_dir"/docs/Dialects/*.md "$build_dir"/docs/TandemPasses.md docs/reference/
+cp "$build_dir"/docs/Dialects/*.md "$build_dir"/docs/TandemPasses.md \
+  "$build_dir"/docs/TandemConversionPasses.md docs/reference/
 ls docs/reference

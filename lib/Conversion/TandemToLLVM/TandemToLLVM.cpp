@@ -10,6 +10,7 @@
 
 #include "tandem/Conversion/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -76,6 +77,19 @@ LogicalResult appendTensor(Operation *anchor, Type type,
   return success();
 }
 
+/// A fill value as the image stores it: the bits of a double.
+int64_t fillWord(Attribute value) {
+  double number = 0;
+  if (auto f = dyn_cast<FloatAttr>(value))
+    number = f.getValueAsDouble();
+  else if (auto i = dyn_cast<IntegerAttr>(value))
+    number = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
+                                      : double(i.getInt());
+  int64_t bits;
+  std::memcpy(&bits, &number, sizeof(bits));
+  return bits;
+}
+
 int64_t deviceCode(DeviceAttr device) {
   return device && device.isGPU() ? img::kGpu : img::kCpu;
 }
@@ -113,14 +127,16 @@ FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
         return Result{img::kLinear, {linear.getB() ? 1 : 0}};
       })
       .Case<FillOp>([&](FillOp fill) -> FailureOr<Result> {
-        double value = 0;
-        if (auto f = dyn_cast<FloatAttr>(fill.getValue()))
-          value = f.getValueAsDouble();
-        else
-          value = double(cast<IntegerAttr>(fill.getValue()).getInt());
-        int64_t bits;
-        std::memcpy(&bits, &value, sizeof(bits));
-        return Result{img::kFill, {bits}};
+        return Result{img::kFill, {fillWord(fill.getValue())}};
+      })
+      .Case<arith::ConstantOp>([&](arith::ConstantOp constant)
+                                   -> FailureOr<Result> {
+        // Folded shapes and splats are fills; other constants come later.
+        auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
+        if (!dense || !dense.isSplat())
+          return constant.emitError("tandem-compile does not lower non-splat "
+                                    "constants yet");
+        return Result{img::kFill, {fillWord(dense.getSplatValue<Attribute>())}};
       })
       .Default([&](Operation *other) -> FailureOr<Result> {
         return other->emitError()
