@@ -1,8 +1,9 @@
 //===- CpuKernels.cpp - the CPU kernels of the runtime --------------------===//
 //
-// First slice: elementwise ops with NumPy broadcasting, matmul and linear
-// through OpenBLAS (f32), reshape, fill. More ops and element types follow
-// the same pattern.
+// Every op of the IR contract on the CPU. f16 and bf16 compute in f32 (the
+// operands are widened, the result rounded to nearest even), as PyTorch's
+// CPU kernels do for most ops; data movement ops copy elements of any size.
+// GEMMs (matmul, linear) go to OpenBLAS.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 using namespace tandem::rt;
 namespace img = tandem::image;
@@ -23,6 +25,13 @@ namespace {
 
 uint64_t count(const std::vector<int64_t> &shape) {
   return elementCount(shape).value_or(0);
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
 }
 
 /// Strides (in elements) of `shape` seen through the broadcast to `to`: a
@@ -39,70 +48,174 @@ std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape,
   return strides;
 }
 
+/// Calls f(outIndex, inputOffsets) for every element of `shape`, with the
+/// offsets of each input advanced by its `strides`.
+template <size_t N, typename F>
+void forEachBroadcast(const std::vector<int64_t> &shape,
+                      const std::vector<int64_t> (&strides)[N], F f) {
+  uint64_t n = count(shape);
+  size_t rank = shape.size();
+  std::vector<int64_t> index(rank, 0);
+  int64_t offsets[N] = {};
+  for (uint64_t i = 0; i < n; ++i) {
+    f(i, offsets);
+    for (size_t d = rank; d-- > 0;) {
+      ++index[d];
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] += strides[k][d];
+      if (index[d] < shape[d])
+        break;
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] -= strides[k][d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// f16 and bf16
+//===----------------------------------------------------------------------===//
+
+float halfToFloat(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exponent = (h >> 10) & 0x1f,
+           mantissa = h & 0x3ff, bits;
+  if (exponent == 0) {
+    if (mantissa == 0) {
+      bits = sign;
+    } else { // subnormal: normalize
+      exponent = 127 - 15 + 1;
+      while (!(mantissa & 0x400)) {
+        mantissa <<= 1;
+        --exponent;
+      }
+      bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
+    }
+  } else if (exponent == 31) {
+    bits = sign | 0x7f800000 | (mantissa << 13);
+  } else {
+    bits = sign | ((exponent + 127 - 15) << 23) | (mantissa << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToHalf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  uint16_t sign = (bits >> 16) & 0x8000;
+  uint32_t exponent = (bits >> 23) & 0xff, mantissa = bits & 0x7fffff;
+  if (exponent == 0xff) // inf or nan
+    return sign | 0x7c00 | (mantissa ? 0x200 : 0);
+  int32_t e = int32_t(exponent) - 127 + 15;
+  if (e >= 31)
+    return sign | 0x7c00;
+  if (e <= 0) { // subnormal or zero, round to nearest even
+    if (e < -10)
+      return sign;
+    mantissa |= 0x800000;
+    uint32_t shift = 14 - e;
+    uint32_t value = mantissa >> shift;
+    uint32_t rest = mantissa & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rest > half || (rest == half && (value & 1)))
+      ++value;
+    return sign | value;
+  }
+  uint32_t value = (uint32_t(e) << 10) | (mantissa >> 13);
+  uint32_t rest = mantissa & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (value & 1)))
+    ++value; // may carry into the exponent: still correct
+  return sign | value;
+}
+
+float bf16ToFloat(uint16_t h) {
+  uint32_t bits = uint32_t(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+uint16_t floatToBf16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  if ((bits & 0x7fffffff) > 0x7f800000)
+    return (bits >> 16) | 0x40; // quiet nan
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return bits >> 16;
+}
+
+bool isHalf(DType dtype) { return dtype == DType::F16 || dtype == DType::BF16; }
+
+/// Element i of a tensor as a double (a wide common type for cast).
+double loadDouble(DType dtype, const void *data, uint64_t i) {
+  switch (dtype) {
+  case DType::F32: return static_cast<const float *>(data)[i];
+  case DType::F16: return halfToFloat(static_cast<const uint16_t *>(data)[i]);
+  case DType::BF16: return bf16ToFloat(static_cast<const uint16_t *>(data)[i]);
+  case DType::I64: return double(static_cast<const int64_t *>(data)[i]);
+  case DType::I32: return static_cast<const int32_t *>(data)[i];
+  case DType::Bool: return static_cast<const uint8_t *>(data)[i] != 0;
+  }
+  return 0;
+}
+
+void storeDouble(DType dtype, void *data, uint64_t i, double value) {
+  switch (dtype) {
+  case DType::F32: static_cast<float *>(data)[i] = float(value); break;
+  case DType::F16: static_cast<uint16_t *>(data)[i] = floatToHalf(float(value)); break;
+  case DType::BF16: static_cast<uint16_t *>(data)[i] = floatToBf16(float(value)); break;
+  case DType::I64: static_cast<int64_t *>(data)[i] = int64_t(std::trunc(value)); break;
+  case DType::I32: static_cast<int32_t *>(data)[i] = int32_t(std::trunc(value)); break;
+  case DType::Bool: static_cast<uint8_t *>(data)[i] = value != 0; break;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
 template <typename T, typename F>
 void binary(const TensorView &a, const TensorView &b, const TensorView &out,
             F f) {
   const T *x = static_cast<const T *>(a.data);
   const T *y = static_cast<const T *>(b.data);
   T *z = static_cast<T *>(out.data);
-  uint64_t n = count(out.shape);
   if (a.shape == out.shape && b.shape == out.shape) {
-    for (uint64_t i = 0; i < n; ++i)
+    for (uint64_t i = 0, n = count(out.shape); i < n; ++i)
       z[i] = f(x[i], y[i]);
     return;
   }
-  std::vector<int64_t> sa = broadcastStrides(a.shape, out.shape),
-                       sb = broadcastStrides(b.shape, out.shape);
-  size_t rank = out.shape.size();
-  std::vector<int64_t> index(rank, 0);
-  int64_t ia = 0, ib = 0;
-  for (uint64_t i = 0; i < n; ++i) {
-    z[i] = f(x[ia], y[ib]);
-    // Advance the multi-index, carrying into outer dimensions.
-    for (size_t d = rank; d-- > 0;) {
-      ++index[d];
-      ia += sa[d];
-      ib += sb[d];
-      if (index[d] < out.shape[d])
-        break;
-      ia -= sa[d] * index[d];
-      ib -= sb[d] * index[d];
-      index[d] = 0;
-    }
-  }
+  std::vector<int64_t> strides[2] = {broadcastStrides(a.shape, out.shape),
+                                     broadcastStrides(b.shape, out.shape)};
+  forEachBroadcast(out.shape, strides, [&](uint64_t i, const int64_t *o) {
+    z[i] = f(x[o[0]], y[o[1]]);
+  });
+}
+
+template <typename T> T nanAware(T x, T y, bool max) {
+  if constexpr (!std::is_integral_v<T>)
+    if (std::isnan(x) || std::isnan(y))
+      return std::numeric_limits<T>::quiet_NaN();
+  return max ? std::max(x, y) : std::min(x, y);
 }
 
 template <typename T>
 bool binaryOp(int64_t kind, const TensorView &a, const TensorView &b,
               const TensorView &out) {
   switch (kind) {
-  case img::kAdd: binary<T>(a, b, out, [](T x, T y) { return x + y; }); return true;
-  case img::kSub: binary<T>(a, b, out, [](T x, T y) { return x - y; }); return true;
-  case img::kMul: binary<T>(a, b, out, [](T x, T y) { return x * y; }); return true;
+  case img::kAdd: binary<T>(a, b, out, [](T x, T y) { return T(x + y); }); return true;
+  case img::kSub: binary<T>(a, b, out, [](T x, T y) { return T(x - y); }); return true;
+  case img::kMul: binary<T>(a, b, out, [](T x, T y) { return T(x * y); }); return true;
   case img::kDiv:
     binary<T>(a, b, out, [](T x, T y) {
       if constexpr (std::is_integral_v<T>)
-        return y == 0 ? T(0) : T(x / y);
+        return y == 0 ? T(0) : T(x / y); // truncates toward zero
       else
         return x / y;
     });
     return true;
-  case img::kMaximum:
-    binary<T>(a, b, out, [](T x, T y) {
-      if constexpr (!std::is_integral_v<T>)
-        if (std::isnan(x) || std::isnan(y))
-          return T(NAN);
-      return std::max(x, y);
-    });
-    return true;
-  case img::kMinimum:
-    binary<T>(a, b, out, [](T x, T y) {
-      if constexpr (!std::is_integral_v<T>)
-        if (std::isnan(x) || std::isnan(y))
-          return T(NAN);
-      return std::min(x, y);
-    });
-    return true;
+  case img::kMaximum: binary<T>(a, b, out, [](T x, T y) { return nanAware(x, y, true); }); return true;
+  case img::kMinimum: binary<T>(a, b, out, [](T x, T y) { return nanAware(x, y, false); }); return true;
   case img::kPow:
     if constexpr (std::is_integral_v<T>)
       return false;
@@ -114,11 +227,11 @@ bool binaryOp(int64_t kind, const TensorView &a, const TensorView &b,
   }
 }
 
-template <typename T, typename F> void unary(const TensorView &x, const TensorView &out, F f) {
+template <typename T, typename F>
+void unary(const TensorView &x, const TensorView &out, F f) {
   const T *in = static_cast<const T *>(x.data);
   T *o = static_cast<T *>(out.data);
-  uint64_t n = count(out.shape);
-  for (uint64_t i = 0; i < n; ++i)
+  for (uint64_t i = 0, n = count(out.shape); i < n; ++i)
     o[i] = f(in[i]);
 }
 
@@ -140,56 +253,610 @@ bool unaryF32(int64_t kind, const TensorView &x, const TensorView &out) {
   }
 }
 
-/// result = a · b (+ nothing), batched with broadcast batch dimensions.
+template <typename T>
+bool unaryInt(int64_t kind, const TensorView &x, const TensorView &out) {
+  switch (kind) {
+  case img::kNeg: unary<T>(x, out, [](T v) { return T(-v); }); return true;
+  case img::kAbs: unary<T>(x, out, [](T v) { return T(v < 0 ? -v : v); }); return true;
+  case img::kRelu: unary<T>(x, out, [](T v) { return T(v > 0 ? v : 0); }); return true;
+  default:
+    return false;
+  }
+}
+
+template <typename T>
+void compare(const TensorView &a, const TensorView &b, const TensorView &out,
+             int64_t predicate) {
+  const T *x = static_cast<const T *>(a.data);
+  const T *y = static_cast<const T *>(b.data);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  std::vector<int64_t> strides[2] = {broadcastStrides(a.shape, out.shape),
+                                     broadcastStrides(b.shape, out.shape)};
+  forEachBroadcast(out.shape, strides, [&](uint64_t i, const int64_t *o) {
+    T l = x[o[0]], r = y[o[1]];
+    bool v = false;
+    switch (predicate) {
+    case 0: v = l == r; break;
+    case 1: v = l != r; break;
+    case 2: v = l < r; break;
+    case 3: v = l <= r; break;
+    case 4: v = l > r; break;
+    case 5: v = l >= r; break;
+    }
+    z[i] = v;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra, convolution, pooling, normalization
+//===----------------------------------------------------------------------===//
+
 void matmulF32(const TensorView &a, const TensorView &b, const TensorView &out) {
-  size_t ra = a.shape.size(), rb = b.shape.size(), ro = out.shape.size();
+  size_t ra = a.shape.size(), rb = b.shape.size();
   int64_t m = a.shape[ra - 2], k = a.shape[ra - 1], n = b.shape[rb - 1];
   std::vector<int64_t> batch(out.shape.begin(), out.shape.end() - 2);
   std::vector<int64_t> aBatch(a.shape.begin(), a.shape.end() - 2),
       bBatch(b.shape.begin(), b.shape.end() - 2);
-  std::vector<int64_t> sa = broadcastStrides(aBatch, batch),
-                       sb = broadcastStrides(bBatch, batch);
-  uint64_t batches = count(batch);
-  std::vector<int64_t> index(batch.size(), 0);
+  std::vector<int64_t> strides[2] = {broadcastStrides(aBatch, batch),
+                                     broadcastStrides(bBatch, batch)};
   const float *x = static_cast<const float *>(a.data);
   const float *y = static_cast<const float *>(b.data);
   float *z = static_cast<float *>(out.data);
-  (void)ro;
-  for (uint64_t i = 0; i < batches; ++i) {
-    int64_t ia = 0, ib = 0;
-    for (size_t d = 0; d < batch.size(); ++d) {
-      ia += index[d] * sa[d];
-      ib += index[d] * sb[d];
-    }
+  forEachBroadcast(batch, strides, [&](uint64_t i, const int64_t *o) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
-                x + ia * m * k, k, y + ib * k * n, n, 0.0f, z + i * m * n, n);
-    for (size_t d = batch.size(); d-- > 0;) {
-      if (++index[d] < batch[d])
-        break;
-      index[d] = 0;
-    }
-  }
+                x + o[0] * m * k, k, y + o[1] * k * n, n, 0.0f, z + i * m * n,
+                n);
+  });
 }
 
-/// result = x · wᵀ + b, x: [..., K], w: [N, K].
 void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                const TensorView &out) {
   int64_t k = x.shape.back(), n = w.shape[0];
-  int64_t rows = int64_t(count(x.shape)) / std::max<int64_t>(k, 1);
+  int64_t rows = k ? int64_t(count(x.shape)) / k : 0;
   float *z = static_cast<float *>(out.data);
-  if (b) {
-    const float *bias = static_cast<const float *>(b->data);
+  if (b)
     for (int64_t r = 0; r < rows; ++r)
-      std::memcpy(z + r * n, bias, n * sizeof(float));
-  }
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, k, 1.0f,
-              static_cast<const float *>(x.data), k,
-              static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);
+      std::memcpy(z + r * n, b->data, n * sizeof(float));
+  if (rows && n)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, k, 1.0f,
+                static_cast<const float *>(x.data), k,
+                static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);
 }
 
-template <typename T> void fill(const TensorView &out, T value) {
-  T *o = static_cast<T *>(out.data);
-  std::fill(o, o + count(out.shape), value);
+void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
+               const TensorView &out, const std::vector<int64_t> &a) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t o = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t sh = a[0], sw = a[1], ph = a[2], pw = a[3], dh = a[4], dw = a[5],
+          groups = a[6];
+  int64_t og = o / groups;
+  const float *in = static_cast<const float *>(x.data);
+  const float *wt = static_cast<const float *>(w.data);
+  const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
+  float *z = static_cast<float *>(out.data);
+  for (int64_t ni = 0; ni < n; ++ni)
+    for (int64_t oi = 0; oi < o; ++oi) {
+      int64_t g = oi / og;
+      for (int64_t y = 0; y < oh; ++y)
+        for (int64_t xo = 0; xo < ow; ++xo) {
+          double sum = bias ? bias[oi] : 0.0;
+          for (int64_t ci = 0; ci < cg; ++ci) {
+            int64_t channel = g * cg + ci;
+            for (int64_t i = 0; i < kh; ++i) {
+              int64_t iy = y * sh - ph + i * dh;
+              if (iy < 0 || iy >= h)
+                continue;
+              for (int64_t j = 0; j < kw; ++j) {
+                int64_t ix = xo * sw - pw + j * dw;
+                if (ix < 0 || ix >= wd)
+                  continue;
+                sum += double(in[((ni * c + channel) * h + iy) * wd + ix]) *
+                       wt[((oi * cg + ci) * kh + i) * kw + j];
+              }
+            }
+          }
+          z[((ni * o + oi) * oh + y) * ow + xo] = float(sum);
+        }
+    }
+  (void)c;
+}
+
+void pool2dF32(const TensorView &x, const TensorView &out,
+               const std::vector<int64_t> &a, bool max) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t kh = a[0], kw = a[1], sh = a[2], sw = a[3], ph = a[4], pw = a[5];
+  const float *in = static_cast<const float *>(x.data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t p = 0; p < n * c; ++p)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xo = 0; xo < ow; ++xo) {
+        double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t iy = y * sh - ph + i, ix = xo * sw - pw + j;
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w)
+              continue; // padding: -inf for max, 0 for the average
+            float v = in[(p * h + iy) * w + ix];
+            acc = max ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
+          }
+        // Padded zeros count in the average (count_include_pad=True).
+        z[(p * oh + y) * ow + xo] = float(max ? acc : acc / double(kh * kw));
+      }
+}
+
+double epsilonOf(int64_t word) {
+  double value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+/// (outer, axis size, inner) of `shape` split at `axis`.
+void splitAt(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
+             int64_t &size, int64_t &inner) {
+  outer = 1;
+  inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  size = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
+                bool log) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const float *in = static_cast<const float *>(x.data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *row = in + o * size * inner + i;
+      float *dst = z + o * size * inner + i;
+      float peak = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < size; ++k)
+        peak = std::max(peak, row[k * inner]);
+      double sum = 0;
+      for (int64_t k = 0; k < size; ++k)
+        sum += std::exp(double(row[k * inner] - peak));
+      for (int64_t k = 0; k < size; ++k) {
+        double shifted = row[k * inner] - peak;
+        dst[k * inner] =
+            float(log ? shifted - std::log(sum) : std::exp(shifted) / sum);
+      }
+    }
+}
+
+void l2NormalizeF32(const TensorView &x, const TensorView &out, int64_t axis,
+                    double epsilon) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const float *in = static_cast<const float *>(x.data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *row = in + o * size * inner + i;
+      double sum = 0;
+      for (int64_t k = 0; k < size; ++k)
+        sum += double(row[k * inner]) * row[k * inner];
+      double norm = std::max(std::sqrt(sum), epsilon);
+      for (int64_t k = 0; k < size; ++k)
+        z[o * size * inner + i + k * inner] = float(row[k * inner] / norm);
+    }
+}
+
+void layerNormF32(const TensorView &x, const TensorView &gamma,
+                  const TensorView &beta, const TensorView &out, int64_t axis,
+                  double epsilon) {
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
+    (d < axis ? rows : cols) *= x.shape[d];
+  const float *in = static_cast<const float *>(x.data);
+  const float *g = static_cast<const float *>(gamma.data);
+  const float *b = static_cast<const float *>(beta.data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t r = 0; r < rows; ++r) {
+    const float *row = in + r * cols;
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += row[c];
+    mean /= std::max<int64_t>(cols, 1);
+    for (int64_t c = 0; c < cols; ++c)
+      var += (row[c] - mean) * (row[c] - mean);
+    var /= std::max<int64_t>(cols, 1);
+    double scale = 1.0 / std::sqrt(var + epsilon);
+    for (int64_t c = 0; c < cols; ++c)
+      z[r * cols + c] = float((row[c] - mean) * scale * g[c] + b[c]);
+  }
+}
+
+void batchNormF32(const std::vector<TensorView> &ops, const TensorView &out,
+                  double epsilon) {
+  const TensorView &x = ops[0];
+  int64_t outer = x.shape[0], channels = x.shape[1], inner = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  const float *in = static_cast<const float *>(x.data);
+  const float *scale = static_cast<const float *>(ops[1].data);
+  const float *bias = static_cast<const float *>(ops[2].data);
+  const float *mean = static_cast<const float *>(ops[3].data);
+  const float *var = static_cast<const float *>(ops[4].data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t c = 0; c < channels; ++c) {
+    double factor = scale[c] / std::sqrt(double(var[c]) + epsilon);
+    double shift = bias[c] - mean[c] * factor;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t at = (o * channels + c) * inner + i;
+        z[at] = float(in[at] * factor + shift);
+      }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+template <typename T, typename Acc>
+void reduce(int64_t kind, const TensorView &x, const TensorView &out,
+            const std::vector<int64_t> &axes) {
+  std::vector<bool> reduced(x.shape.size(), false);
+  for (int64_t axis : axes)
+    reduced[axis] = true;
+  // The output offset of each input element: the input's index with the
+  // reduced axes dropped (or kept as 1: the same offset).
+  std::vector<int64_t> outShape;
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    outShape.push_back(reduced[d] ? 1 : x.shape[d]);
+  std::vector<int64_t> outStrides = rowMajorStrides(outShape);
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    if (reduced[d])
+      outStrides[d] = 0;
+  uint64_t outCount = count(out.shape);
+  std::vector<Acc> acc(outCount);
+  bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
+  std::fill(acc.begin(), acc.end(),
+            isMax ? std::numeric_limits<Acc>::lowest()
+                  : isMin ? std::numeric_limits<Acc>::max() : Acc(0));
+  const T *in = static_cast<const T *>(x.data);
+  std::vector<int64_t> strides[1] = {outStrides};
+  std::vector<bool> nan(outCount, false);
+  forEachBroadcast(x.shape, strides, [&](uint64_t i, const int64_t *o) {
+    Acc v = Acc(in[i]);
+    if constexpr (!std::is_integral_v<T>)
+      if (std::isnan(double(v)))
+        nan[o[0]] = true;
+    if (isMax)
+      acc[o[0]] = std::max(acc[o[0]], v);
+    else if (isMin)
+      acc[o[0]] = std::min(acc[o[0]], v);
+    else
+      acc[o[0]] += v;
+  });
+  uint64_t per = count(x.shape) / std::max<uint64_t>(outCount, 1);
+  T *z = static_cast<T *>(out.data);
+  for (uint64_t i = 0; i < outCount; ++i) {
+    Acc v = acc[i];
+    if (kind == img::kReduceMean)
+      v = per ? v / Acc(per) : Acc(NAN);
+    if constexpr (!std::is_integral_v<T>)
+      if ((isMax || isMin) && nan[i])
+        v = Acc(NAN);
+    z[i] = T(v);
+  }
+}
+
+template <typename T>
+void argmax(const TensorView &x, const TensorView &out, int64_t axis) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const T *in = static_cast<const T *>(x.data);
+  int64_t *z = static_cast<int64_t *>(out.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *row = in + o * size * inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < size; ++k) {
+        T v = row[k * inner], b = row[best * inner];
+        bool vNan = false, bNan = false;
+        if constexpr (!std::is_integral_v<T>) {
+          vNan = std::isnan(v);
+          bNan = std::isnan(b);
+        }
+        if (!bNan && (vNan || v > b))
+          best = k; // the first maximum; NaN counts as the maximum
+      }
+      z[o * inner + i] = best;
+    }
+}
+
+//===----------------------------------------------------------------------===//
+// Data movement (any element size)
+//===----------------------------------------------------------------------===//
+
+void copyStrided(const TensorView &x, const TensorView &out,
+                 const std::vector<int64_t> &sourceStrides, int64_t base = 0) {
+  size_t item = dtypeSize(out.dtype);
+  const uint8_t *in = static_cast<const uint8_t *>(x.data);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  std::vector<int64_t> strides[1] = {sourceStrides};
+  forEachBroadcast(out.shape, strides, [&](uint64_t i, const int64_t *o) {
+    std::memcpy(z + i * item, in + (base + o[0]) * item, item);
+  });
+}
+
+void transpose(const TensorView &x, const TensorView &out,
+               const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inStrides = rowMajorStrides(x.shape), strides;
+  for (int64_t p : perm)
+    strides.push_back(inStrides[p]);
+  copyStrided(x, out, strides);
+}
+
+void concat(const std::vector<TensorView> &inputs, const TensorView &out,
+            int64_t axis) {
+  int64_t outer, size, inner;
+  splitAt(out.shape, axis, outer, size, inner);
+  size_t item = dtypeSize(out.dtype);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  int64_t offset = 0;
+  for (const TensorView &input : inputs) {
+    int64_t part = input.shape[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(z + (o * size + offset) * inner * item,
+                  static_cast<const uint8_t *>(input.data) +
+                      o * part * inner * item,
+                  part * inner * item);
+    offset += part;
+  }
+}
+
+bool takeRows(const TensorView &x, const TensorView &indices,
+              const TensorView &out, int64_t axis, std::string &error) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  uint64_t picks = count(indices.shape);
+  size_t item = dtypeSize(out.dtype);
+  const uint8_t *in = static_cast<const uint8_t *>(x.data);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  for (uint64_t j = 0; j < picks; ++j) {
+    int64_t index = indices.dtype == DType::I64
+                        ? static_cast<const int64_t *>(indices.data)[j]
+                        : static_cast<const int32_t *>(indices.data)[j];
+    if (index < 0)
+      index += size; // numpy.take counts negative indices from the end
+    if (index < 0 || index >= size) {
+      error = "index " + std::to_string(index) + " is out of range [0, " +
+              std::to_string(size) + ")";
+      return false;
+    }
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(z + ((o * picks + j) * inner) * item,
+                  in + ((o * size + index) * inner) * item, inner * item);
+  }
+  return true;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Dispatch
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+bool movesData(int64_t kind) {
+  switch (kind) {
+  case img::kTransfer: case img::kReshape: case img::kCast: case img::kSelect:
+  case img::kTranspose: case img::kConcat: case img::kSlice:
+  case img::kBroadcastTo: case img::kEmbedding: case img::kGather:
+  case img::kDynamicSlice: case img::kShape: case img::kFill: case img::kIota:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool runF32OrInt(int64_t kind, const std::vector<TensorView> &ops,
+                 const TensorView &out, const std::vector<int64_t> &a,
+                 std::string &error) {
+  DType dtype = out.dtype;
+  auto unsupported = [&] {
+    error = std::string("no CPU kernel for this op on ") + dtypeName(dtype);
+    return false;
+  };
+  bool f32 = dtype == DType::F32;
+  switch (kind) {
+  case img::kAdd: case img::kSub: case img::kMul: case img::kDiv:
+  case img::kMaximum: case img::kMinimum: case img::kPow: {
+    bool done = f32                   ? binaryOp<float>(kind, ops[0], ops[1], out)
+                : dtype == DType::I64 ? binaryOp<int64_t>(kind, ops[0], ops[1], out)
+                : dtype == DType::I32 ? binaryOp<int32_t>(kind, ops[0], ops[1], out)
+                                      : false;
+    return done || unsupported();
+  }
+  case img::kCompare:
+    switch (ops[0].dtype) {
+    case DType::F32: compare<float>(ops[0], ops[1], out, a[0]); return true;
+    case DType::I64: compare<int64_t>(ops[0], ops[1], out, a[0]); return true;
+    case DType::I32: compare<int32_t>(ops[0], ops[1], out, a[0]); return true;
+    case DType::Bool: compare<uint8_t>(ops[0], ops[1], out, a[0]); return true;
+    default: return unsupported();
+    }
+  case img::kMatmul:
+    if (!f32)
+      return unsupported();
+    matmulF32(ops[0], ops[1], out);
+    return true;
+  case img::kLinear:
+    if (!f32)
+      return unsupported();
+    linearF32(ops[0], ops[1], ops.size() > 2 ? &ops[2] : nullptr, out);
+    return true;
+  case img::kConv2d:
+    if (!f32)
+      return unsupported();
+    conv2dF32(ops[0], ops[1], ops.size() > 2 ? &ops[2] : nullptr, out, a);
+    return true;
+  case img::kMaxPool2d: case img::kAvgPool2d:
+    if (!f32)
+      return unsupported();
+    pool2dF32(ops[0], out, a, kind == img::kMaxPool2d);
+    return true;
+  case img::kBatchNorm:
+    if (!f32)
+      return unsupported();
+    batchNormF32(ops, out, epsilonOf(a[0]));
+    return true;
+  case img::kSoftmax: case img::kLogSoftmax:
+    if (!f32)
+      return unsupported();
+    softmaxF32(ops[0], out, a[0], kind == img::kLogSoftmax);
+    return true;
+  case img::kLayerNorm:
+    if (!f32)
+      return unsupported();
+    layerNormF32(ops[0], ops[1], ops[2], out, a[0], epsilonOf(a[1]));
+    return true;
+  case img::kL2Normalize:
+    if (!f32)
+      return unsupported();
+    l2NormalizeF32(ops[0], out, a[0], epsilonOf(a[1]));
+    return true;
+  case img::kReduceSum: case img::kReduceMean: case img::kReduceMax:
+  case img::kReduceMin:
+    if (f32)
+      reduce<float, double>(kind, ops[0], out, a);
+    else if (dtype == DType::I64)
+      reduce<int64_t, int64_t>(kind, ops[0], out, a);
+    else if (dtype == DType::I32)
+      reduce<int32_t, int64_t>(kind, ops[0], out, a);
+    else
+      return unsupported();
+    return true;
+  case img::kArgmax:
+    switch (ops[0].dtype) {
+    case DType::F32: argmax<float>(ops[0], out, a[0]); return true;
+    case DType::I64: argmax<int64_t>(ops[0], out, a[0]); return true;
+    case DType::I32: argmax<int32_t>(ops[0], out, a[0]); return true;
+    default: return unsupported();
+    }
+  default:
+    if (f32 && unaryF32(kind, ops[0], out))
+      return true;
+    if (dtype == DType::I64 && unaryInt<int64_t>(kind, ops[0], out))
+      return true;
+    if (dtype == DType::I32 && unaryInt<int32_t>(kind, ops[0], out))
+      return true;
+    return unsupported();
+  }
+}
+
+bool runDataMovement(int64_t kind, const std::vector<TensorView> &ops,
+                     const TensorView &out, const std::vector<int64_t> &a,
+                     std::string &error) {
+  size_t item = dtypeSize(out.dtype);
+  uint64_t n = count(out.shape);
+  switch (kind) {
+  case img::kTransfer: case img::kReshape:
+    std::memcpy(out.data, ops[0].data, n * item);
+    return true;
+  case img::kCast:
+    for (uint64_t i = 0; i < n; ++i) {
+      // Integers keep all 64 bits; floats go through a double.
+      if ((ops[0].dtype == DType::I64 || ops[0].dtype == DType::I32) &&
+          (out.dtype == DType::I64 || out.dtype == DType::I32)) {
+        int64_t v = ops[0].dtype == DType::I64
+                        ? static_cast<const int64_t *>(ops[0].data)[i]
+                        : static_cast<const int32_t *>(ops[0].data)[i];
+        if (out.dtype == DType::I64)
+          static_cast<int64_t *>(out.data)[i] = v;
+        else
+          static_cast<int32_t *>(out.data)[i] = int32_t(v);
+      } else {
+        storeDouble(out.dtype, out.data, i, loadDouble(ops[0].dtype, ops[0].data, i));
+      }
+    }
+    return true;
+  case img::kFill:
+    for (uint64_t i = 0; i < n; ++i)
+      storeDouble(out.dtype, out.data, i, epsilonOf(a[0]));
+    return true;
+  case img::kIota: {
+    std::vector<int64_t> strides = rowMajorStrides(out.shape);
+    for (uint64_t i = 0; i < n; ++i)
+      storeDouble(out.dtype, out.data, i,
+                  double((i / strides[a[0]]) % out.shape[a[0]]));
+    return true;
+  }
+  case img::kShape:
+    for (size_t d = 0; d < ops[0].shape.size(); ++d)
+      static_cast<int64_t *>(out.data)[d] = ops[0].shape[d];
+    return true;
+  case img::kSelect: {
+    std::vector<int64_t> strides[3] = {broadcastStrides(ops[0].shape, out.shape),
+                                       broadcastStrides(ops[1].shape, out.shape),
+                                       broadcastStrides(ops[2].shape, out.shape)};
+    const uint8_t *cond = static_cast<const uint8_t *>(ops[0].data);
+    const uint8_t *x = static_cast<const uint8_t *>(ops[1].data);
+    const uint8_t *y = static_cast<const uint8_t *>(ops[2].data);
+    uint8_t *z = static_cast<uint8_t *>(out.data);
+    forEachBroadcast(out.shape, strides, [&](uint64_t i, const int64_t *o) {
+      std::memcpy(z + i * item, cond[o[0]] ? x + o[1] * item : y + o[2] * item,
+                  item);
+    });
+    return true;
+  }
+  case img::kTranspose:
+    transpose(ops[0], out, a);
+    return true;
+  case img::kConcat:
+    concat(ops, out, a[0]);
+    return true;
+  case img::kSlice: {
+    size_t rank = out.shape.size();
+    std::vector<int64_t> inStrides = rowMajorStrides(ops[0].shape), strides;
+    int64_t base = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      base += a[d] * inStrides[d];
+      strides.push_back(a[rank + d] * inStrides[d]);
+    }
+    copyStrided(ops[0], out, strides, base);
+    return true;
+  }
+  case img::kBroadcastTo:
+    copyStrided(ops[0], out, broadcastStrides(ops[0].shape, out.shape));
+    return true;
+  case img::kEmbedding:
+    if (!takeRows(ops[0], ops[1], out, 0, error)) {
+      error = "embedding: " + error;
+      return false;
+    }
+    return true;
+  case img::kGather:
+    if (!takeRows(ops[0], ops[1], out, a[0], error)) {
+      error = "gather: " + error;
+      return false;
+    }
+    return true;
+  case img::kDynamicSlice: {
+    // Offsets are clamped to [0, dim - size], as XLA does.
+    const int64_t *offsets = static_cast<const int64_t *>(ops[1].data);
+    std::vector<int64_t> inStrides = rowMajorStrides(ops[0].shape);
+    int64_t base = 0;
+    for (size_t d = 0; d < out.shape.size(); ++d) {
+      int64_t start = std::clamp<int64_t>(offsets[d], 0,
+                                          ops[0].shape[d] - out.shape[d]);
+      base += start * inStrides[d];
+    }
+    copyStrided(ops[0], out, inStrides, base);
+    return true;
+  }
+  default:
+    error = "no CPU kernel for this op";
+    return false;
+  }
 }
 
 } // namespace
@@ -199,55 +866,37 @@ bool tandem::rt::runCpuKernel(int64_t kind,
                               const TensorView &result,
                               const std::vector<int64_t> &attrs,
                               std::string &error) {
-  DType dtype = result.dtype;
-  auto unsupported = [&] {
-    error = std::string("no CPU kernel for this op on ") + dtypeName(dtype) +
-            " in this runtime yet";
+  if (movesData(kind))
+    return runDataMovement(kind, operands, result, attrs, error);
+  bool widen = isHalf(result.dtype);
+  for (const TensorView &operand : operands)
+    widen |= isHalf(operand.dtype);
+  if (!widen)
+    return runF32OrInt(kind, operands, result, attrs, error);
+  // f16/bf16: compute in f32, round the result back.
+  std::vector<std::vector<float>> storage;
+  std::vector<TensorView> wide;
+  for (const TensorView &operand : operands) {
+    if (!isHalf(operand.dtype)) {
+      wide.push_back(operand);
+      continue;
+    }
+    uint64_t n = count(operand.shape);
+    storage.emplace_back(n);
+    for (uint64_t i = 0; i < n; ++i)
+      storage.back()[i] = float(loadDouble(operand.dtype, operand.data, i));
+    wide.push_back({DType::F32, operand.shape, storage.back().data()});
+  }
+  TensorView out = result;
+  std::vector<float> wideResult;
+  if (isHalf(result.dtype)) {
+    wideResult.resize(count(result.shape));
+    out = {DType::F32, result.shape, wideResult.data()};
+  }
+  if (!runF32OrInt(kind, wide, out, attrs, error))
     return false;
-  };
-  switch (kind) {
-  case img::kTransfer:
-  case img::kReshape:
-    std::memcpy(result.data, operands[0].data,
-                count(result.shape) * dtypeSize(dtype));
-    return true;
-  case img::kFill: {
-    double value;
-    std::memcpy(&value, &attrs[0], sizeof(value));
-    if (dtype == DType::F32)
-      fill<float>(result, float(value));
-    else if (dtype == DType::I64)
-      fill<int64_t>(result, int64_t(value));
-    else if (dtype == DType::I32)
-      fill<int32_t>(result, int32_t(value));
-    else if (dtype == DType::Bool)
-      fill<uint8_t>(result, value != 0);
-    else
-      return unsupported();
-    return true;
-  }
-  case img::kAdd: case img::kSub: case img::kMul: case img::kDiv:
-  case img::kMaximum: case img::kMinimum: case img::kPow: {
-    bool done = dtype == DType::F32   ? binaryOp<float>(kind, operands[0], operands[1], result)
-                : dtype == DType::I64 ? binaryOp<int64_t>(kind, operands[0], operands[1], result)
-                : dtype == DType::I32 ? binaryOp<int32_t>(kind, operands[0], operands[1], result)
-                                      : false;
-    return done || unsupported();
-  }
-  case img::kMatmul:
-    if (dtype != DType::F32)
-      return unsupported();
-    matmulF32(operands[0], operands[1], result);
-    return true;
-  case img::kLinear:
-    if (dtype != DType::F32)
-      return unsupported();
-    linearF32(operands[0], operands[1],
-              operands.size() > 2 ? &operands[2] : nullptr, result);
-    return true;
-  default:
-    if (dtype == DType::F32 && unaryF32(kind, operands[0], result))
-      return true;
-    return unsupported();
-  }
+  if (isHalf(result.dtype))
+    for (uint64_t i = 0; i < wideResult.size(); ++i)
+      storeDouble(result.dtype, result.data, i, wideResult[i]);
+  return true;
 }

@@ -419,7 +419,7 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
                          "run on the sim backend\n");
   int64_t budget = rt.image.gpuBudget;
   if (rt.options.gpuMemory) {
-    if (*rt.options.gpuMemory > uint64_t(budget))
+    if (*rt.options.gpuMemory > budget)
       fatal("--gpu-memory may only lower the compiled budget of " +
             std::to_string(budget) + " bytes");
     budget = *rt.options.gpuMemory;

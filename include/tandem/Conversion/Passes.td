@@ -17,8 +17,8 @@ def LowerToLLVM : Pass<"tandem-lower-to-llvm", "::mlir::ModuleOp"> {
     arena and planned offset and calls `tandem_rt_execute` once per op, and
     `main`, which hands both to `tandem_rt_main`.
 
-    First slice: fill (and splat constants), weight, the elementwise ops,
-    matmul, linear, reshape and transfer; any other op is an error naming it.
+    Every op of the IR contract, and splat `arith.constant`s (folded
+    shapes); anything else is an error naming it.
   }];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

@@ -77,6 +77,18 @@ LogicalResult appendTensor(Operation *anchor, Type type,
   return success();
 }
 
+int64_t doubleWord(double value) {
+  int64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+/// An axis attribute, negative ones counted from the end.
+int64_t axisWord(IntegerAttr axis, int64_t rank) {
+  int64_t value = axis.getInt();
+  return value < 0 ? value + rank : value;
+}
+
 /// A fill value as the image stores it: the bits of a double.
 int64_t fillWord(Attribute value) {
   double number = 0;
@@ -85,9 +97,7 @@ int64_t fillWord(Attribute value) {
   else if (auto i = dyn_cast<IntegerAttr>(value))
     number = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
                                       : double(i.getInt());
-  int64_t bits;
-  std::memcpy(&bits, &number, sizeof(bits));
-  return bits;
+  return doubleWord(number);
 }
 
 int64_t deviceCode(DeviceAttr device) {
@@ -138,11 +148,100 @@ FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
                                     "constants yet");
         return Result{img::kFill, {fillWord(dense.getSplatValue<Attribute>())}};
       })
+      .Case<CompareOp>([&](CompareOp compare) -> FailureOr<Result> {
+        return Result{img::kCompare, {int64_t(compare.getPredicate())}};
+      })
+      .Case<SelectOp>([&](auto) { return kind(img::kSelect); })
+      .Case<CastOp>([&](auto) { return kind(img::kCast); })
+      .Case<BroadcastToOp>([&](auto) { return kind(img::kBroadcastTo); })
+      .Case<EmbeddingOp>([&](auto) { return kind(img::kEmbedding); })
+      .Case<DynamicSliceOp>([&](auto) { return kind(img::kDynamicSlice); })
+      .Case<ShapeOp>([&](auto) { return kind(img::kShape); })
+      .Case<IotaOp>([&](IotaOp iota) -> FailureOr<Result> {
+        return Result{img::kIota,
+                      {axisWord(iota.getAxisAttr(), iota.getType().getRank())}};
+      })
+      .Case<Conv2dOp>([&](Conv2dOp conv) -> FailureOr<Result> {
+        std::vector<int64_t> words;
+        llvm::append_range(words, conv.getStrides());
+        llvm::append_range(words, conv.getPadding());
+        llvm::append_range(words, conv.getDilation());
+        words.push_back(conv.getGroupsAttr().getInt());
+        words.push_back(conv.getB() ? 1 : 0);
+        return Result{img::kConv2d, words};
+      })
+      .Case<MaxPool2dOp, AvgPool2dOp>([&](auto pool) -> FailureOr<Result> {
+        std::vector<int64_t> words;
+        llvm::append_range(words, pool.getKernel());
+        llvm::append_range(words, pool.getEffectiveStrides());
+        llvm::append_range(words, pool.getPadding());
+        return Result{isa<MaxPool2dOp>(pool.getOperation()) ? img::kMaxPool2d
+                                                            : img::kAvgPool2d,
+                      words};
+      })
+      .Case<BatchNormOp>([&](BatchNormOp norm) -> FailureOr<Result> {
+        return Result{img::kBatchNorm,
+                      {doubleWord(norm.getEpsilon().convertToDouble())}};
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) -> FailureOr<Result> {
+        return Result{isa<SoftmaxOp>(softmax.getOperation()) ? img::kSoftmax
+                                                             : img::kLogSoftmax,
+                      {axisWord(softmax.getAxisAttr(),
+                                softmax.getType().getRank())}};
+      })
+      .Case<LayerNormOp>([&](LayerNormOp norm) -> FailureOr<Result> {
+        return Result{img::kLayerNorm,
+                      {axisWord(norm.getAxisAttr(), norm.getType().getRank()),
+                       doubleWord(norm.getEpsilon().convertToDouble())}};
+      })
+      .Case<L2NormalizeOp>([&](L2NormalizeOp norm) -> FailureOr<Result> {
+        return Result{img::kL2Normalize,
+                      {axisWord(norm.getAxisAttr(), norm.getType().getRank()),
+                       doubleWord(norm.getEpsilon().convertToDouble())}};
+      })
+      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
+          [&](auto reduce) -> FailureOr<Result> {
+            int64_t rank = reduce.getX().getType().getRank();
+            std::vector<int64_t> axes;
+            for (int64_t axis : reduce.getAxes())
+              axes.push_back(axis < 0 ? axis + rank : axis);
+            Operation *op = reduce.getOperation();
+            int64_t code = isa<ReduceSumOp>(op)    ? img::kReduceSum
+                           : isa<ReduceMeanOp>(op) ? img::kReduceMean
+                           : isa<ReduceMaxOp>(op)  ? img::kReduceMax
+                                                   : img::kReduceMin;
+            return Result{code, axes};
+          })
+      .Case<ArgmaxOp>([&](ArgmaxOp argmax) -> FailureOr<Result> {
+        return Result{img::kArgmax,
+                      {axisWord(argmax.getAxisAttr(),
+                                argmax.getX().getType().getRank())}};
+      })
+      .Case<TransposeOp>([&](TransposeOp transpose) -> FailureOr<Result> {
+        return Result{img::kTranspose,
+                      std::vector<int64_t>(transpose.getPerm().begin(),
+                                           transpose.getPerm().end())};
+      })
+      .Case<ConcatOp>([&](ConcatOp concat) -> FailureOr<Result> {
+        return Result{img::kConcat,
+                      {axisWord(concat.getAxisAttr(),
+                                concat.getType().getRank())}};
+      })
+      .Case<SliceOp>([&](SliceOp slice) -> FailureOr<Result> {
+        std::vector<int64_t> words(slice.getStarts().begin(),
+                                   slice.getStarts().end());
+        llvm::append_range(words, slice.getEffectiveStrides());
+        return Result{img::kSlice, words};
+      })
+      .Case<GatherOp>([&](GatherOp gather) -> FailureOr<Result> {
+        return Result{img::kGather,
+                      {axisWord(gather.getAxisAttr(),
+                                gather.getX().getType().getRank())}};
+      })
       .Default([&](Operation *other) -> FailureOr<Result> {
         return other->emitError()
                << "tandem-compile does not lower '" << other->getName()
-               << "' yet (this runtime slice covers fill, weight, the "
-                  "elementwise ops, matmul, linear, reshape and transfer)";
+               << "'";
       });
 }
 
@@ -303,9 +402,10 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
       int64_t offset =
           op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName).getInt();
       Value base = arenas[deviceCode(getPlacedDevice(op->getResult(0)))];
+      // Offsets can pass 2 GiB (resident weights): index with an i64 value.
       return builder.create<LLVM::GEPOp>(op->getLoc(), ptr, builder.getI8Type(),
                                          base,
-                                         ArrayRef<LLVM::GEPArg>{offset});
+                                         ArrayRef<LLVM::GEPArg>{constant(i64, offset)});
     };
     for (Operation &op : body) {
       if (&op == terminator)

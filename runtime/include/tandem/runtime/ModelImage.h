@@ -18,7 +18,7 @@
 //                 numOperands, numOperands x (device, tensor), result tensor,
 //                 numAttrs, numAttrs x word)
 // where tensor = (dtype, rank, rank x dim). Float attributes are stored as
-// the bits of a double.
+// the bits of a double; axes are normalized (non-negative).
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,6 +63,31 @@ enum OpKind : int64_t {
   kMatmul,
   kLinear,  // hasBias
   kReshape,
+  kCompare,     // predicate (eq ne lt le gt ge = 0..5)
+  kSelect,
+  kCast,
+  kIota,        // axis
+  kConv2d,      // strideH, strideW, padH, padW, dilationH, dilationW, groups, hasBias
+  kMaxPool2d,   // kernelH, kernelW, strideH, strideW, padH, padW
+  kAvgPool2d,   // kernelH, kernelW, strideH, strideW, padH, padW
+  kBatchNorm,   // epsilon
+  kSoftmax,     // axis
+  kLogSoftmax,  // axis
+  kLayerNorm,   // axis, epsilon
+  kL2Normalize, // axis, epsilon
+  kReduceSum,   // axes...
+  kReduceMean,  // axes...
+  kReduceMax,   // axes...
+  kReduceMin,   // axes...
+  kArgmax,      // axis
+  kTranspose,   // perm...
+  kConcat,      // axis
+  kSlice,       // starts..., strides...
+  kBroadcastTo,
+  kEmbedding,
+  kGather,      // axis
+  kDynamicSlice,
+  kShape,
   kNumOpKinds
 };
 
