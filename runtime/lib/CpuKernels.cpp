@@ -652,6 +652,7 @@ bool movesData(int64_t kind) {
   case img::kTranspose: case img::kConcat: case img::kSlice:
   case img::kBroadcastTo: case img::kEmbedding: case img::kGather:
   case img::kDynamicSlice: case img::kShape: case img::kFill: case img::kIota:
+  case img::kConstant:
     return true;
   default:
     return false;
@@ -790,6 +791,9 @@ bool runDataMovement(int64_t kind, const std::vector<TensorView> &ops,
                   double((i / strides[a[0]]) % out.shape[a[0]]));
     return true;
   }
+  case img::kConstant:
+    std::memcpy(out.data, a.data(), n * item);
+    return true;
   case img::kShape:
     for (size_t d = 0; d < ops[0].shape.size(); ++d)
       static_cast<int64_t *>(out.data)[d] = ops[0].shape[d];

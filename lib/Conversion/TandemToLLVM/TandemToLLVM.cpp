@@ -100,6 +100,26 @@ int64_t fillWord(Attribute value) {
   return doubleWord(number);
 }
 
+/// The bytes of a dense constant as the runtime lays the tensor out (i1 as
+/// one byte per element), packed 8 to a word.
+std::vector<int64_t> constantWords(DenseElementsAttr dense) {
+  Type element = dense.getElementType();
+  size_t item = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  std::vector<uint8_t> bytes;
+  for (Attribute value : dense.getValues<Attribute>()) {
+    uint64_t bits = 0;
+    if (auto f = dyn_cast<FloatAttr>(value))
+      bits = f.getValue().bitcastToAPInt().getZExtValue();
+    else
+      bits = cast<IntegerAttr>(value).getValue().getZExtValue();
+    for (size_t b = 0; b < item; ++b)
+      bytes.push_back((bits >> (8 * b)) & 0xff);
+  }
+  std::vector<int64_t> words((bytes.size() + 7) / 8, 0);
+  std::memcpy(words.data(), bytes.data(), bytes.size());
+  return words;
+}
+
 int64_t deviceCode(DeviceAttr device) {
   return device && device.isGPU() ? img::kGpu : img::kCpu;
 }
@@ -143,10 +163,13 @@ FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
                                    -> FailureOr<Result> {
         // Folded shapes and splats are fills; other constants come later.
         auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-        if (!dense || !dense.isSplat())
-          return constant.emitError("tandem-compile does not lower non-splat "
-                                    "constants yet");
-        return Result{img::kFill, {fillWord(dense.getSplatValue<Attribute>())}};
+        if (!dense)
+          return constant.emitError("tandem-compile lowers dense tensor "
+                                    "constants only");
+        if (dense.isSplat())
+          return Result{img::kFill,
+                        {fillWord(dense.getSplatValue<Attribute>())}};
+        return Result{img::kConstant, constantWords(dense)};
       })
       .Case<CompareOp>([&](CompareOp compare) -> FailureOr<Result> {
         return Result{img::kCompare, {int64_t(compare.getPredicate())}};

@@ -90,7 +90,7 @@ func.func @compare_result_not_mask(%a: tensor<4xf32>) {
 // -----
 
 func.func @compare_mixed_types(%a: tensor<4xf32>, %b: tensor<4xi32>) {
-  // expected-error @+1 {{requires all operands to have the same type}}
+  // expected-error @+1 {{requires the same element type for all operands}}
   %0 = tandem.compare eq, %a, %b : (tensor<4xf32>, tensor<4xi32>) -> tensor<4xi1>
   return
 }
@@ -100,6 +100,14 @@ func.func @compare_mixed_types(%a: tensor<4xf32>, %b: tensor<4xi32>) {
 func.func @compare_unknown_predicate(%a: tensor<4xf32>) {
   // expected-error @+1 {{unknown comparison predicate 'less': expected eq, ne, lt, le, gt or ge}}
   %0 = tandem.compare less, %a, %a : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  return
+}
+
+// -----
+
+func.func @compare_not_broadcastable(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
+  // expected-error @+1 {{operand shapes [4, 3] and [4] are not broadcast-compatible}}
+  %0 = tandem.compare eq, %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xi1>
   return
 }
 

@@ -91,6 +91,7 @@ func.func @unary(%x: tensor<8xf32>, %h: tensor<8xf16>, %l: tensor<8xi64>, %i: te
 // CHECK: tandem.compare le,
 // CHECK: tandem.compare gt,
 // CHECK: tandem.compare ge, %{{.*}}, %{{.*}} : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+// CHECK: tandem.compare lt, %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xi1>
 // CHECK: tandem.select %{{.*}}, %{{.*}}, %{{.*}} : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
 // CHECK: tandem.cast %{{.*}} : tensor<4x3xf32> -> tensor<4x3xf16>
 // CHECK: tandem.cast %{{.*}} : tensor<4x3xi1> -> tensor<4x3xi64>
@@ -102,6 +103,7 @@ func.func @compare_select_cast(%a: tensor<4x3xf32>, %s: tensor<f32>, %l: tensor<
   %le = tandem.compare le, %a, %a : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
   %gt = tandem.compare gt, %a, %a : (tensor<4x3xf32>, tensor<4x3xf32>) -> tensor<4x3xi1>
   %ge = tandem.compare ge, %l, %l : (tensor<3xi64>, tensor<3xi64>) -> tensor<3xi1>
+  %bc = tandem.compare lt, %a, %s : (tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xi1>
   %sel = tandem.select %lt, %a, %s : (tensor<4x3xi1>, tensor<4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
   %h = tandem.cast %sel : tensor<4x3xf32> -> tensor<4x3xf16>
   %m = tandem.cast %eq : tensor<4x3xi1> -> tensor<4x3xi64>

@@ -88,6 +88,7 @@ enum OpKind : int64_t {
   kGather,      // axis
   kDynamicSlice,
   kShape,
+  kConstant,    // the result's bytes, 8 to a word
   kNumOpKinds
 };
 

@@ -224,12 +224,14 @@ def Tandem_SiluOp : Tandem_UnaryOp<"silu", Tandem_FloatTensor, 6,
 // Compare, select, cast
 //===----------------------------------------------------------------------===//
 
-def Tandem_CompareOp : Tandem_Op<"compare", [SameTypeOperands, Tandem_OwnWork,
+def Tandem_CompareOp : Tandem_Op<"compare", [SameOperandsElementType,
+    Tandem_OwnWork,
     Tandem_BroadcastsOperands]> {
   let summary = "elementwise comparison with NumPy broadcasting";
   let description = [{
     Compares lhs and rhs with `predicate` (eq, ne, lt, le, gt, ge), giving an
-    i1 mask of the broadcast shape. Both operands have one type.
+    i1 mask of the broadcast shape (NumPy rules). Both operands have one
+    element type.
 
     Work: 1 FLOP per result element; reads both operands, writes the mask.
 

@@ -1,0 +1,319 @@
+"""Every op of the IR contract compiled and run, against NumPy.
+
+Each case is a one- or few-op model; it is compiled twice (all ops on the
+CPU; all on the GPU, run on the sim backend) and its outputs compared with a
+NumPy reference. Tolerances: f32 rtol = atol = 1e-5 (1e-4 for GEMM-like and
+normalizing ops, which sum many products), f16 1e-3 relative, bf16 through
+casts 1e-2; integers and masks exactly.
+
+Usage: op_suite.py TANDEM_COMPILE WORKDIR [CASE-NAME-SUBSTRING]
+"""
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tandem_e2e  # noqa: E402
+
+rng = np.random.default_rng(2024)
+erf = np.vectorize(math.erf)
+
+
+def f32(*shape, positive=False):
+    values = rng.standard_normal(shape).astype(np.float32)
+    return np.abs(values) + np.float32(0.1) if positive else values
+
+
+def ty(array):
+    dtype = {np.float32: "f32", np.float16: "f16", np.int64: "i64",
+             np.int32: "i32", np.bool_: "i1"}[array.dtype.type]
+    return "tensor<" + "".join(f"{d}x" for d in array.shape) + dtype + ">"
+
+
+def shape_ty(shape, dtype="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + dtype + ">"
+
+
+CASES = []
+
+
+def case(name, inputs, body, result_type, reference, tol=1e-5):
+    """`body` uses %a0, %a1, ... and yields %r."""
+    args = ", ".join(f"%a{k}: {ty(x)}" for k, x in enumerate(inputs))
+    mlir = (f"func.func @main({args}) -> {result_type} {{\n{body}\n"
+            f"  return %r : {result_type}\n}}\n")
+    CASES.append((name, mlir, inputs, reference, tol))
+
+
+# Elementwise binary, with broadcasting.
+col, row = f32(4, 1), f32(3)
+for op, fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+               ("div", np.divide), ("maximum", np.maximum),
+               ("minimum", np.minimum)]:
+    case(op, [col, row],
+         f"  %r = tandem.{op} %a0, %a1 : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>",
+         "tensor<4x3xf32>", lambda a, b, fn=fn: fn(a, b))
+base, power = f32(6, positive=True), f32(6)
+case("pow", [base, power], "  %r = tandem.pow %a0, %a1 : tensor<6xf32>",
+     "tensor<6xf32>", lambda a, b: np.power(a, b))
+ia, ib = rng.integers(-50, 50, (5,)), rng.integers(1, 9, (5,))
+case("add i64", [ia, ib], "  %r = tandem.add %a0, %a1 : tensor<5xi64>",
+     "tensor<5xi64>", lambda a, b: a + b)
+ja, jb = ia.astype(np.int32), (ib * np.array([1, -1, 1, -1, 1])).astype(np.int32)
+case("div i32 truncates", [ja, jb], "  %r = tandem.div %a0, %a1 : tensor<5xi32>",
+     "tensor<5xi32>", lambda a, b: np.trunc(a / b).astype(np.int32))
+
+# Elementwise unary.
+x = f32(3, 5)
+positive = f32(3, 5, positive=True)
+for op, fn, data in [
+        ("neg", np.negative, x), ("abs", np.abs, x), ("exp", np.exp, x),
+        ("log", np.log, positive), ("sqrt", np.sqrt, positive),
+        ("rsqrt", lambda v: 1 / np.sqrt(v), positive), ("tanh", np.tanh, x),
+        ("sigmoid", lambda v: 1 / (1 + np.exp(-v)), x),
+        ("relu", lambda v: np.maximum(v, 0), x),
+        ("gelu", lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2))), x),
+        ("silu", lambda v: v / (1 + np.exp(-v)), x)]:
+    case(op, [data], f"  %r = tandem.{op} %a0 : tensor<3x5xf32>",
+         "tensor<3x5xf32>", lambda v, fn=fn: fn(v).astype(np.float32))
+case("abs i64", [ia], "  %r = tandem.abs %a0 : tensor<5xi64>", "tensor<5xi64>",
+     np.abs)
+
+# Compare, select, cast.
+for predicate, fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("le", np.less_equal), ("gt", np.greater),
+                      ("ge", np.greater_equal)]:
+    left = np.array([[1, 2, 3], [4, 5, 6]], np.float32)
+    right = np.array([3, 2, 1], np.float32)
+    case(f"compare {predicate}", [left, right],
+         f"  %r = tandem.compare {predicate}, %a0, %a1 : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xi1>",
+         "tensor<2x3xi1>", lambda a, b, fn=fn: fn(a, b))
+cond = rng.random((2, 3)) > 0.5
+case("select", [cond, f32(2, 3), f32(3)],
+     "  %r = tandem.select %a0, %a1, %a2 : (tensor<2x3xi1>, tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>",
+     "tensor<2x3xf32>", lambda c, a, b: np.where(c, a, b))
+case("cast f32 to i32", [f32(6) * 5],
+     "  %r = tandem.cast %a0 : tensor<6xf32> -> tensor<6xi32>", "tensor<6xi32>",
+     lambda v: np.trunc(v).astype(np.int32))
+case("cast f32 to f16", [f32(6)],
+     "  %r = tandem.cast %a0 : tensor<6xf32> -> tensor<6xf16>", "tensor<6xf16>",
+     lambda v: v.astype(np.float16), tol=0)
+case("cast i64 to f32", [ia], "  %r = tandem.cast %a0 : tensor<5xi64> -> tensor<5xf32>",
+     "tensor<5xf32>", lambda v: v.astype(np.float32))
+case("cast f32 to i1", [np.array([0, 1.5, -2, 0], np.float32)],
+     "  %r = tandem.cast %a0 : tensor<4xf32> -> tensor<4xi1>", "tensor<4xi1>",
+     lambda v: v != 0)
+
+# Linear algebra.
+case("matmul batched", [f32(2, 1, 4, 5), f32(3, 5, 6)],
+     "  %r = tandem.matmul %a0, %a1 : (tensor<2x1x4x5xf32>, tensor<3x5x6xf32>) -> tensor<2x3x4x6xf32>",
+     "tensor<2x3x4x6xf32>", np.matmul, tol=1e-4)
+case("linear with bias", [f32(2, 7, 13), f32(16, 13), f32(16)],
+     "  %r = tandem.linear %a0, %a1, %a2 : (tensor<2x7x13xf32>, tensor<16x13xf32>, tensor<16xf32>) -> tensor<2x7x16xf32>",
+     "tensor<2x7x16xf32>", lambda x, w, b: x @ w.T + b, tol=1e-4)
+case("linear", [f32(5, 13), f32(4, 13)],
+     "  %r = tandem.linear %a0, %a1 : (tensor<5x13xf32>, tensor<4x13xf32>) -> tensor<5x4xf32>",
+     "tensor<5x4xf32>", lambda x, w: x @ w.T, tol=1e-4)
+
+
+def conv_reference(x, w, b, stride, pad, dilation, groups):
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad[0], pad[0]), (pad[1], pad[1])))
+    oh = (h + 2 * pad[0] - dilation[0] * (kh - 1) - 1) // stride[0] + 1
+    ow = (wd + 2 * pad[1] - dilation[1] * (kw - 1) - 1) // stride[1] + 1
+    out = np.zeros((n, o, oh, ow), np.float64)
+    og = o // groups
+    for oi in range(o):
+        g = oi // og
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, g * cg:(g + 1) * cg,
+                           i * dilation[0]: i * dilation[0] + stride[0] * oh: stride[0],
+                           j * dilation[1]: j * dilation[1] + stride[1] * ow: stride[1]]
+                out[:, oi] += np.einsum("nchw,c->nhw", patch, w[oi, :, i, j])
+        if b is not None:
+            out[:, oi] += b[oi]
+    return out.astype(np.float32)
+
+
+case("conv2d grouped dilated", [f32(1, 4, 9, 9), f32(6, 2, 3, 3), f32(6)],
+     "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 2>, groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>",
+     "tensor<1x6x4x4xf32>",
+     lambda x, w, b: conv_reference(x, w, b, (2, 2), (1, 1), (2, 2), 2), tol=1e-4)
+case("conv2d", [f32(2, 3, 8, 8), f32(4, 3, 3, 3)],
+     "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>",
+     "tensor<2x4x8x8xf32>",
+     lambda x, w: conv_reference(x, w, None, (1, 1), (1, 1), (1, 1), 1), tol=1e-4)
+
+
+def pool_reference(x, k, s, p, mode):
+    n, c, h, w = x.shape
+    fill = -np.inf if mode == "max" else 0.0
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)), constant_values=fill)
+    oh, ow = (h + 2 * p - k) // s + 1, (w + 2 * p - k) // s + 1
+    out = np.zeros((n, c, oh, ow), np.float32)
+    for y in range(oh):
+        for xo in range(ow):
+            window = xp[:, :, y * s:y * s + k, xo * s:xo * s + k]
+            out[:, :, y, xo] = window.max((2, 3)) if mode == "max" else window.sum((2, 3)) / (k * k)
+    return out
+
+
+case("max_pool2d padded", [f32(1, 2, 7, 7)],
+     "  %r = tandem.max_pool2d %a0 {kernel = array<i64: 3, 3>, strides = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x2x7x7xf32> -> tensor<1x2x4x4xf32>",
+     "tensor<1x2x4x4xf32>", lambda x: pool_reference(x, 3, 2, 1, "max"))
+case("avg_pool2d counts padding", [f32(1, 2, 6, 6)],
+     "  %r = tandem.avg_pool2d %a0 {kernel = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x2x6x6xf32> -> tensor<1x2x4x4xf32>",
+     "tensor<1x2x4x4xf32>", lambda x: pool_reference(x, 2, 2, 1, "avg"))
+bn_var = f32(3, positive=True)
+case("batch_norm", [f32(2, 3, 4, 4), f32(3), f32(3), f32(3), bn_var],
+     "  %r = tandem.batch_norm %a0, %a1, %a2, %a3, %a4 {epsilon = 1.0e-3 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>",
+     "tensor<2x3x4x4xf32>",
+     lambda x, s, b, m, v: ((x - m[:, None, None]) / np.sqrt(v[:, None, None] + np.float32(1e-3)) * s[:, None, None] + b[:, None, None]),
+     tol=1e-4)
+
+# Normalization and reductions.
+t = f32(2, 4, 5)
+
+
+def softmax(v, axis):
+    e = np.exp(v - v.max(axis, keepdims=True))
+    return e / e.sum(axis, keepdims=True)
+
+
+case("softmax", [t], "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<2x4x5xf32>",
+     "tensor<2x4x5xf32>", lambda v: softmax(v, 1))
+case("log_softmax", [t], "  %r = tandem.log_softmax %a0 {axis = -1 : i64} : tensor<2x4x5xf32>",
+     "tensor<2x4x5xf32>", lambda v: np.log(softmax(v, -1)), tol=1e-4)
+case("layer_norm", [t, f32(4, 5), f32(4, 5)],
+     "  %r = tandem.layer_norm %a0, %a1, %a2 {axis = 1 : i64} : (tensor<2x4x5xf32>, tensor<4x5xf32>, tensor<4x5xf32>) -> tensor<2x4x5xf32>",
+     "tensor<2x4x5xf32>",
+     lambda v, g, b: (v - v.mean((1, 2), keepdims=True)) / np.sqrt(v.var((1, 2), keepdims=True) + 1e-5) * g + b,
+     tol=1e-4)
+case("l2_normalize", [t], "  %r = tandem.l2_normalize %a0 {axis = 2 : i64} : tensor<2x4x5xf32>",
+     "tensor<2x4x5xf32>",
+     lambda v: v / np.maximum(np.sqrt((v * v).sum(2, keepdims=True)), 1e-12))
+case("reduce_sum", [t], "  %r = tandem.reduce_sum %a0 {axes = array<i64: 0, 2>} : tensor<2x4x5xf32> -> tensor<4xf32>",
+     "tensor<4xf32>", lambda v: v.sum((0, 2)), tol=1e-4)
+case("reduce_mean keepdims", [t], "  %r = tandem.reduce_mean %a0 {axes = array<i64: -1>, keepdims = true} : tensor<2x4x5xf32> -> tensor<2x4x1xf32>",
+     "tensor<2x4x1xf32>", lambda v: v.mean(-1, keepdims=True))
+case("reduce_max", [t], "  %r = tandem.reduce_max %a0 {axes = array<i64: 1>} : tensor<2x4x5xf32> -> tensor<2x5xf32>",
+     "tensor<2x5xf32>", lambda v: v.max(1))
+case("reduce_min i64", [rng.integers(-9, 9, (3, 4))],
+     "  %r = tandem.reduce_min %a0 {axes = array<i64: 0>} : tensor<3x4xi64> -> tensor<4xi64>",
+     "tensor<4xi64>", lambda v: v.min(0))
+case("argmax", [t], "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<2x4x5xf32> -> tensor<2x5xi64>",
+     "tensor<2x5xi64>", lambda v: v.argmax(1))
+
+# Shape and indexing.
+case("reshape", [t], "  %r = tandem.reshape %a0 : tensor<2x4x5xf32> -> tensor<8x5xf32>",
+     "tensor<8x5xf32>", lambda v: v.reshape(8, 5))
+case("transpose", [t], "  %r = tandem.transpose %a0 {perm = array<i64: 2, 0, 1>} : tensor<2x4x5xf32> -> tensor<5x2x4xf32>",
+     "tensor<5x2x4xf32>", lambda v: v.transpose(2, 0, 1))
+case("concat", [f32(2, 3), f32(2, 1), f32(2, 2)],
+     "  %r = tandem.concat %a0, %a1, %a2 {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x1xf32>, tensor<2x2xf32>) -> tensor<2x6xf32>",
+     "tensor<2x6xf32>", lambda a, b, c: np.concatenate([a, b, c], 1))
+case("slice strided", [t], "  %r = tandem.slice %a0 {starts = array<i64: 1, 0, 1>, limits = array<i64: 2, 4, 5>, strides = array<i64: 1, 2, 3>} : tensor<2x4x5xf32> -> tensor<1x2x2xf32>",
+     "tensor<1x2x2xf32>", lambda v: v[1:2, 0:4:2, 1:5:3])
+case("broadcast_to", [f32(4, 1)], "  %r = tandem.broadcast_to %a0 : tensor<4x1xf32> -> tensor<3x4x5xf32>",
+     "tensor<3x4x5xf32>", lambda v: np.broadcast_to(v, (3, 4, 5)))
+table, ids = f32(10, 3), rng.integers(0, 10, (2, 4))
+case("embedding", [table, ids], "  %r = tandem.embedding %a0, %a1 : (tensor<10x3xf32>, tensor<2x4xi64>) -> tensor<2x4x3xf32>",
+     "tensor<2x4x3xf32>", lambda tb, i: tb[i])
+indices = np.array([0, -1, 2], np.int32)
+case("gather negative index", [t, indices],
+     "  %r = tandem.gather %a0, %a1 {axis = 1 : i64} : (tensor<2x4x5xf32>, tensor<3xi32>) -> tensor<2x3x5xf32>",
+     "tensor<2x3x5xf32>", lambda v, i: np.take(v, i, axis=1))
+offsets = np.array([1, 9], np.int64)
+case("dynamic_slice clamps", [f32(4, 6), offsets],
+     "  %r = tandem.dynamic_slice %a0, %a1 {sizes = array<i64: 2, 3>} : (tensor<4x6xf32>, tensor<2xi64>) -> tensor<2x3xf32>",
+     "tensor<2x3xf32>", lambda v, o: v[1:3, 3:6])
+case("iota", [f32(1)], "  %r = tandem.iota {axis = 1 : i64} : tensor<2x3xi64>",
+     "tensor<2x3xi64>", lambda _: np.broadcast_to(np.arange(3), (2, 3)))
+case("fill", [f32(1)], "  %r = tandem.fill(2.5 : f32) : tensor<2x2xf32>",
+     "tensor<2x2xf32>", lambda _: np.full((2, 2), 2.5, np.float32))
+case("shape", [t], "  %r = tandem.shape %a0 : tensor<2x4x5xf32> -> tensor<3xi64>",
+     "tensor<3xi64>", lambda v: np.array(v.shape, np.int64))
+
+case("constant", [f32(2, 3)],
+     "  %c = arith.constant dense<[1.5, -2.0, 4.0]> : tensor<3xf32>\n"
+     "  %r = tandem.mul %a0, %c : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>",
+     "tensor<2x3xf32>", lambda v: v * np.array([1.5, -2.0, 4.0], np.float32))
+case("constant mask", [f32(4)],
+     "  %m = arith.constant dense<[true, false, false, true]> : tensor<4xi1>\n"
+     "  %z = tandem.fill(0.0 : f32) : tensor<4xf32>\n"
+     "  %r = tandem.select %m, %a0, %z : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>",
+     "tensor<4xf32>", lambda v: np.where([True, False, False, True], v, 0).astype(np.float32))
+
+# Half precision: f16 directly, bf16 through casts (NumPy has no bf16).
+h1, h2 = f32(4, 3).astype(np.float16), f32(3).astype(np.float16)
+case("add f16", [h1, h2], "  %r = tandem.add %a0, %a1 : tensor<4x3xf16>, tensor<3xf16> -> tensor<4x3xf16>",
+     "tensor<4x3xf16>", lambda a, b: (a.astype(np.float32) + b).astype(np.float16), tol=1e-3)
+case("softmax f16", [h1], "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<4x3xf16>",
+     "tensor<4x3xf16>", lambda v: softmax(v.astype(np.float32), 1).astype(np.float16), tol=1e-3)
+
+
+def bf16(v):
+    bits = v.astype(np.float32).view(np.uint32)
+    rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return rounded.astype(np.uint32).view(np.float32)
+
+
+case("gelu bf16", [f32(8)],
+     "  %h = tandem.cast %a0 : tensor<8xf32> -> tensor<8xbf16>\n"
+     "  %g = tandem.gelu %h : tensor<8xbf16>\n"
+     "  %r = tandem.cast %g : tensor<8xbf16> -> tensor<8xf32>",
+     "tensor<8xf32>", lambda v: bf16(0.5 * bf16(v) * (1 + erf(bf16(v) / math.sqrt(2)))),
+     tol=1e-2)
+
+
+def main():
+    compiler, work = sys.argv[1], sys.argv[2]
+    only = sys.argv[3] if len(sys.argv) > 3 else ""
+    failures = 0
+    for index, (name, mlir, inputs, reference, tol) in enumerate(CASES):
+        if only not in name:
+            continue
+        directory = os.path.join(work, f"case{index}")
+        os.makedirs(directory, exist_ok=True)
+        model = os.path.join(directory, "model.mlir")
+        with open(model, "w") as f:
+            f.write(mlir)
+        expected = np.asarray(reference(*inputs))
+        for strategy in ("all-cpu", "all-gpu"):
+            binary = os.path.join(directory, strategy)
+            compiled = subprocess.run(
+                [compiler, model, f"--strategy={strategy}", "-o", binary],
+                capture_output=True, text=True)
+            if compiled.returncode != 0:
+                print(f"{name} [{strategy}]: FAILED to compile\n{compiled.stderr}")
+                failures += 1
+                continue
+            outputs, _ = tandem_e2e.run(binary, inputs, {},
+                                        os.path.join(directory, strategy + ".run"),
+                                        ["--device-backend", "sim"])
+            actual = outputs[0]
+            want = expected.astype(actual.dtype) if actual.dtype != expected.dtype and expected.dtype != np.float64 else expected
+            if actual.dtype == np.bool_ or np.issubdtype(actual.dtype, np.integer):
+                ok = actual.shape == expected.shape and np.array_equal(actual, expected)
+            else:
+                rtol = max(tol, 1e-7)
+                ok = actual.shape == expected.shape and np.allclose(
+                    actual.astype(np.float64), expected.astype(np.float64),
+                    rtol=rtol, atol=rtol)
+            status = "ok" if ok else "FAILED"
+            failures += not ok
+            if not ok:
+                print(f"{name} [{strategy}]: FAILED\n got {actual}\n want {want}")
+            else:
+                print(f"{name} [{strategy}]: ok")
+    print(f"{len(CASES)} cases, {failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
