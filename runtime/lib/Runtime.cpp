@@ -15,6 +15,7 @@
 #include "tandem/runtime/Safetensors.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -133,7 +134,8 @@ struct OpStats {
 
 struct Options {
   std::vector<std::string> inputs;
-  std::string outputDir, weights, backend = "auto";
+  std::string outputDir, weights, backend = "auto", profileJson, trace;
+  bool listDevices = false;
   std::optional<uint64_t> randomWeights, randomInputs;
   std::optional<int64_t> gpuMemory;
   int64_t repeat = 1;
@@ -191,9 +193,17 @@ struct TandemRuntime {
   SafetensorsFile weightsFile;
   std::vector<void *> outputs;
   std::map<std::string, OpStats> stats;
+  struct TraceEvent {
+    std::string name;
+    int64_t device;
+    double start, seconds;
+  };
+  std::vector<TraceEvent> trace;
+  double origin = 0;
   int64_t h2dCount = 0, d2hCount = 0, h2dBytes = 0, d2hBytes = 0;
   double copySeconds = 0, loadSeconds = 0;
   std::string failure;
+  int64_t budget = 0;
 };
 
 namespace {
@@ -208,7 +218,8 @@ void usage(const char *program) {
       "usage: %s [--input FILE.npy]... [--output-dir DIR]\n"
       "  [--weights FILE.safetensors | --random-weights SEED]\n"
       "  [--random-inputs SEED] [--device-backend sim|auto]\n"
-      "  [--gpu-memory BYTES] [--repeat N] [--profile]\n",
+      "  [--gpu-memory BYTES] [--repeat N] [--profile] [--profile-json FILE]\n"
+      "  [--trace FILE] [--list-devices]\n",
       program);
 }
 
@@ -263,6 +274,12 @@ Options parseOptions(int argc, char **argv) {
               "': expected sim, cuda or auto");
     } else if (flag == "--profile") {
       options.profile = true;
+    } else if (flag == "--profile-json") {
+      options.profileJson = value();
+    } else if (flag == "--trace") {
+      options.trace = value();
+    } else if (flag == "--list-devices") {
+      options.listDevices = true;
     } else if (flag == "--help" || flag == "-h") {
       usage(argv[0]);
       std::exit(0);
@@ -381,6 +398,89 @@ void writeOutputs(TandemRuntime &rt) {
   }
 }
 
+/// A JSON string literal.
+std::string quote(const std::string &text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char escape[8];
+      std::snprintf(escape, sizeof(escape), "\\u%04x", c);
+      out += escape;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+FILE *openOutput(const std::string &path) {
+  FILE *file = std::fopen(path.c_str(), "w");
+  if (!file)
+    fatal("cannot write '" + path + "': " + std::strerror(errno));
+  return file;
+}
+
+void writeProfileJson(TandemRuntime &rt, double totalSeconds) {
+  FILE *f = openOutput(rt.options.profileJson);
+  std::fprintf(f,
+               "{\n  \"total_us\": %.3f,\n  \"runs\": %lld,\n  \"load_us\": %.3f,\n"
+               "  \"gpu_arena_bytes\": %lld,\n  \"gpu_budget_bytes\": %lld,\n"
+               "  \"copies\": {\"h2d_count\": %lld, \"d2h_count\": %lld, "
+               "\"h2d_bytes\": %lld, \"d2h_bytes\": %lld, \"sync_count\": %lld, "
+               "\"async_count\": 0, \"total_us\": %.3f},\n  \"ops\": [",
+               totalSeconds * 1e6, (long long)rt.options.repeat,
+               rt.loadSeconds * 1e6, (long long)rt.image.gpuArena,
+               (long long)rt.budget, (long long)rt.h2dCount,
+               (long long)rt.d2hCount, (long long)rt.h2dBytes,
+               (long long)rt.d2hBytes, (long long)(rt.h2dCount + rt.d2hCount),
+               rt.copySeconds * 1e6);
+  bool first = true;
+  for (const auto &[key, stats] : rt.stats) {
+    size_t at = key.rfind('@');
+    std::fprintf(f,
+                 "%s\n    {\"name\": %s, \"device\": \"%s\", \"calls\": %lld, "
+                 "\"total_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
+                 "\"avg_us\": %.3f}",
+                 first ? "" : ",", quote(key.substr(0, at)).c_str(),
+                 key.substr(at + 1).c_str(), (long long)stats.calls,
+                 stats.total * 1e6, stats.min * 1e6, stats.max * 1e6,
+                 stats.total * 1e6 / stats.calls);
+    first = false;
+  }
+  std::fprintf(f, "\n  ]\n}\n");
+  std::fclose(f);
+}
+
+/// A Chrome/Perfetto trace: one complete event per op execution, one track
+/// per device.
+void writeTrace(TandemRuntime &rt) {
+  FILE *f = openOutput(rt.options.trace);
+  std::fprintf(f, "{\"traceEvents\": [\n");
+  std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
+                  "\"tid\": 0, \"args\": {\"name\": \"cpu\"}},\n");
+  std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
+                  "\"tid\": 1, \"args\": {\"name\": \"gpu (sim)\"}}");
+  for (const auto &event : rt.trace)
+    std::fprintf(f,
+                 ",\n  {\"name\": %s, \"ph\": \"X\", \"pid\": 0, \"tid\": %lld, "
+                 "\"ts\": %.3f, \"dur\": %.3f}",
+                 quote(event.name).c_str(), (long long)event.device,
+                 event.start * 1e6, event.seconds * 1e6);
+  std::fprintf(f, "\n]}\n");
+  std::fclose(f);
+}
+
+void listDevices() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  std::printf("cpu: host, %lld bytes of memory\n",
+              (long long)pages * pageSize);
+  std::printf("sim: a GPU stand-in in host memory (runs GPU-placed ops with "
+              "the CPU kernels)\n");
+  std::printf("cuda: not in this runtime yet\n");
+}
+
 void printProfile(TandemRuntime &rt, double totalSeconds) {
   int64_t runs = rt.options.repeat;
   std::printf("\n-------------------------  Tandem profile  "
@@ -414,6 +514,10 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
   if (!decodeImage(image, strings, rt.image))
     fatal("the model image is corrupt or from another version of Tandem");
   rt.options = parseOptions(argc, argv);
+  if (rt.options.listDevices) {
+    listDevices();
+    return 0;
+  }
   if (rt.options.backend == "auto")
     std::fprintf(stderr, "note: no CUDA backend in this runtime yet: GPU ops "
                          "run on the sim backend\n");
@@ -424,6 +528,7 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
             std::to_string(budget) + " bytes");
     budget = *rt.options.gpuMemory;
   }
+  rt.budget = budget;
   if (rt.image.gpuArena > budget)
     fatal("the memory plan needs a GPU arena of " +
           std::to_string(rt.image.gpuArena) + " bytes, over the budget of " +
@@ -437,6 +542,7 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
   rt.loadSeconds = now() - loadStart;
 
   double start = now();
+  rt.origin = start;
   for (int64_t i = 0; i < rt.options.repeat; ++i)
     run(&rt);
   double total = now() - start;
@@ -445,6 +551,10 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
   writeOutputs(rt);
   if (rt.options.profile)
     printProfile(rt, total);
+  if (!rt.options.profileJson.empty())
+    writeProfileJson(rt, total);
+  if (!rt.options.trace.empty())
+    writeTrace(rt);
   std::free(rt.arenas[0]);
   std::free(rt.arenas[1]);
   return 0;
@@ -493,6 +603,8 @@ extern "C" void tandem_rt_execute(TandemRuntime *rt, int32_t index,
     }
     rt->copySeconds += seconds;
   }
+  if (!rt->options.trace.empty())
+    rt->trace.push_back({op.name, op.device, start - rt->origin, seconds});
   OpStats &stats = rt->stats[op.name + "@" +
                              (op.device == img::kGpu ? "gpu" : "cpu")];
   ++stats.calls;
