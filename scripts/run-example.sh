@@ -2,8 +2,10 @@
 # The main job: sets Tandem up (scripts/setup.sh), then places the shipped
 # example model (examples/recommender.mlir, USERS.md story 1: a 10M x 150
 # embedding table and an MLP tower) on a V100 under a 4 GiB GPU budget. It
-# prints where each op went and why it pays, compares the strategies, and
-# draws the placed graph.
+# prints where each op went and why it pays, compares the strategies, draws
+# the placed graph, compiles the model into a native executable and runs it
+# (random weights and inputs; GPU ops on the sim backend on a machine
+# without a CUDA backend) with the profile.
 #
 # Usage: scripts/run-example.sh [MODEL.mlir] [PROFILE] [BUDGET]
 set -euo pipefail
@@ -38,6 +40,13 @@ for strategy in all-cpu greedy all-gpu; do
   fi
 done
 python3 scripts/placement_summary.py "${reports[@]}"
+
+echo
+echo "== tandem-compile: $model -> $out/model, run with the profile"
+"$build_dir/bin/tandem-compile" "$model" --device-profile="$profile" \
+  --gpu-memory="$budget" -o "$out/model"
+"$out/model" --random-weights 1 --random-inputs 2 --output-dir "$out/outputs" \
+  --profile
 
 if command -v dot >/dev/null; then
   dot -Tsvg "$out/placement.dot" -o "$out/placement.svg"
