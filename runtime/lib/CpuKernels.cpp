@@ -9,6 +9,7 @@
 
 #include "CpuKernels.h"
 
+#include "ThreadPool.h"
 #include "tandem/runtime/ModelImage.h"
 
 #include <cblas.h>
@@ -181,8 +182,10 @@ void binary(const TensorView &a, const TensorView &b, const TensorView &out,
   const T *y = static_cast<const T *>(b.data);
   T *z = static_cast<T *>(out.data);
   if (a.shape == out.shape && b.shape == out.shape) {
-    for (uint64_t i = 0, n = count(out.shape); i < n; ++i)
-      z[i] = f(x[i], y[i]);
+    parallelFor(count(out.shape), 1, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        z[i] = f(x[i], y[i]);
+    });
     return;
   }
   std::vector<int64_t> strides[2] = {broadcastStrides(a.shape, out.shape),
@@ -231,8 +234,10 @@ template <typename T, typename F>
 void unary(const TensorView &x, const TensorView &out, F f) {
   const T *in = static_cast<const T *>(x.data);
   T *o = static_cast<T *>(out.data);
-  for (uint64_t i = 0, n = count(out.shape); i < n; ++i)
-    o[i] = f(in[i]);
+  parallelFor(count(out.shape), 4, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      o[i] = f(in[i]);
+  });
 }
 
 bool unaryF32(int64_t kind, const TensorView &x, const TensorView &out) {
@@ -335,8 +340,9 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
-  for (int64_t ni = 0; ni < n; ++ni)
-    for (int64_t oi = 0; oi < o; ++oi) {
+  parallelFor(n * o, oh * ow * cg * kh * kw, [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      int64_t ni = item / o, oi = item % o;
       int64_t g = oi / og;
       for (int64_t y = 0; y < oh; ++y)
         for (int64_t xo = 0; xo < ow; ++xo) {
@@ -359,6 +365,7 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
           z[((ni * o + oi) * oh + y) * ow + xo] = float(sum);
         }
     }
+  });
   (void)c;
 }
 
@@ -369,7 +376,8 @@ void pool2dF32(const TensorView &x, const TensorView &out,
   int64_t kh = a[0], kw = a[1], sh = a[2], sw = a[3], ph = a[4], pw = a[5];
   const float *in = static_cast<const float *>(x.data);
   float *z = static_cast<float *>(out.data);
-  for (int64_t p = 0; p < n * c; ++p)
+  parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
+  for (int64_t p = first; p < last; ++p)
     for (int64_t y = 0; y < oh; ++y)
       for (int64_t xo = 0; xo < ow; ++xo) {
         double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
@@ -384,6 +392,7 @@ void pool2dF32(const TensorView &x, const TensorView &out,
         // Padded zeros count in the average (count_include_pad=True).
         z[(p * oh + y) * ow + xo] = float(max ? acc : acc / double(kh * kw));
       }
+  });
 }
 
 double epsilonOf(int64_t word) {
@@ -410,8 +419,9 @@ void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
   splitAt(x.shape, axis, outer, size, inner);
   const float *in = static_cast<const float *>(x.data);
   float *z = static_cast<float *>(out.data);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
+  parallelFor(outer * inner, 8 * size, [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      int64_t o = item / inner, i = item % inner;
       const float *row = in + o * size * inner + i;
       float *dst = z + o * size * inner + i;
       float peak = -std::numeric_limits<float>::infinity();
@@ -426,6 +436,7 @@ void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
             float(log ? shifted - std::log(sum) : std::exp(shifted) / sum);
       }
     }
+  });
 }
 
 void l2NormalizeF32(const TensorView &x, const TensorView &out, int64_t axis,
@@ -456,7 +467,8 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
   const float *g = static_cast<const float *>(gamma.data);
   const float *b = static_cast<const float *>(beta.data);
   float *z = static_cast<float *>(out.data);
-  for (int64_t r = 0; r < rows; ++r) {
+  parallelFor(rows, 8 * cols, [&](int64_t first, int64_t last) {
+  for (int64_t r = first; r < last; ++r) {
     const float *row = in + r * cols;
     double mean = 0, var = 0;
     for (int64_t c = 0; c < cols; ++c)
@@ -469,6 +481,7 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
     for (int64_t c = 0; c < cols; ++c)
       z[r * cols + c] = float((row[c] - mean) * scale * g[c] + b[c]);
   }
+  });
 }
 
 void batchNormF32(const std::vector<TensorView> &ops, const TensorView &out,
