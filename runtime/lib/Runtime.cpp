@@ -10,6 +10,7 @@
 #include "tandem_runtime.h"
 
 #include "CpuKernels.h"
+#include "CudaBackend.h"
 #include "tandem/runtime/ModelImage.h"
 #include "tandem/runtime/Npy.h"
 #include "tandem/runtime/Safetensors.h"
@@ -204,6 +205,7 @@ struct TandemRuntime {
   double copySeconds = 0, loadSeconds = 0;
   std::string failure;
   int64_t budget = 0;
+  bool useCuda = false;
 };
 
 namespace {
@@ -266,10 +268,8 @@ Options parseOptions(int argc, char **argv) {
         options.gpuMemory = number;
     } else if (flag == "--device-backend") {
       options.backend = value();
-      if (options.backend == "cuda")
-        fatal("--device-backend cuda: this runtime has no CUDA backend yet; "
-              "use sim");
-      if (options.backend != "sim" && options.backend != "auto")
+      if (options.backend != "sim" && options.backend != "auto" &&
+          options.backend != "cuda")
         fatal("unknown --device-backend '" + options.backend +
               "': expected sim, cuda or auto");
     } else if (flag == "--profile") {
@@ -378,9 +378,15 @@ void loadWeights(TandemRuntime &rt, const char *program) {
   // Resident GPU weights are uploaded once, before the first run.
   for (size_t i = 0; i < image.weights.size(); ++i) {
     const WeightRecord &weight = image.weights[i];
-    if (weight.device == img::kGpu)
-      std::memcpy(rt.arenas[img::kGpu] + weight.arenaOffset, rt.weightData[i],
-                  weight.tensor.bytes());
+    if (weight.device != img::kGpu)
+      continue;
+    void *target = rt.arenas[img::kGpu] + weight.arenaOffset;
+    std::string error;
+    if (!rt.useCuda)
+      std::memcpy(target, rt.weightData[i], weight.tensor.bytes());
+    else if (!cuda::toDevice(target, rt.weightData[i], weight.tensor.bytes(),
+                             error))
+      fatal("uploading weight '" + weight.name + "': " + error);
   }
 }
 
@@ -478,7 +484,7 @@ void listDevices() {
               (long long)pages * pageSize);
   std::printf("sim: a GPU stand-in in host memory (runs GPU-placed ops with "
               "the CPU kernels)\n");
-  std::printf("cuda: not in this runtime yet\n");
+  std::printf("%s", cuda::describeDevices().c_str());
 }
 
 void printProfile(TandemRuntime &rt, double totalSeconds) {
@@ -518,9 +524,17 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
     listDevices();
     return 0;
   }
-  if (rt.options.backend == "auto")
-    std::fprintf(stderr, "note: no CUDA backend in this runtime yet: GPU ops "
-                         "run on the sim backend\n");
+  std::string why;
+  if (rt.options.backend == "cuda") {
+    if (!cuda::available(why))
+      fatal("--device-backend cuda: " + why);
+    rt.useCuda = true;
+  } else if (rt.options.backend == "auto") {
+    rt.useCuda = cuda::available(why);
+    if (!rt.useCuda)
+      std::fprintf(stderr, "note: no CUDA GPU (%s): GPU ops run on the sim "
+                           "backend\n", why.c_str());
+  }
   int64_t budget = rt.image.gpuBudget;
   if (rt.options.gpuMemory) {
     if (*rt.options.gpuMemory > budget)
@@ -535,7 +549,14 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
           std::to_string(budget) + " bytes");
   double loadStart = now();
   rt.arenas[img::kCpu] = allocateArena(rt.image.cpuArena);
-  rt.arenas[img::kGpu] = allocateArena(rt.image.gpuArena);
+  if (rt.useCuda) {
+    std::string error;
+    if (!cuda::start(rt.image.gpuArena, error))
+      fatal("CUDA: " + error);
+    rt.arenas[img::kGpu] = static_cast<uint8_t *>(cuda::arena());
+  } else {
+    rt.arenas[img::kGpu] = allocateArena(rt.image.gpuArena);
+  }
   loadInputs(rt);
   loadWeights(rt, argv[0]);
   rt.outputs.assign(rt.image.outputs.size(), nullptr);
@@ -556,7 +577,10 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
   if (!rt.options.trace.empty())
     writeTrace(rt);
   std::free(rt.arenas[0]);
-  std::free(rt.arenas[1]);
+  if (rt.useCuda)
+    cuda::stop();
+  else
+    std::free(rt.arenas[1]);
   return 0;
 }
 
@@ -587,7 +611,19 @@ extern "C" void tandem_rt_execute(TandemRuntime *rt, int32_t index,
   TensorView out{op.result.dtype, op.result.shape, result};
   double start = now();
   std::string error;
-  if (!runCpuKernel(op.kind, views, out, op.attrs, error)) {
+  bool ok;
+  if (!rt->useCuda) {
+    ok = runCpuKernel(op.kind, views, out, op.attrs, error);
+  } else if (op.kind == img::kTransfer) {
+    ok = op.device == img::kGpu
+             ? cuda::toDevice(result, operands[0], op.result.bytes(), error)
+             : cuda::toHost(result, operands[0], op.result.bytes(), error);
+  } else if (op.device == img::kGpu) {
+    ok = cuda::runKernel(op.kind, views, out, op.attrs, error);
+  } else {
+    ok = runCpuKernel(op.kind, views, out, op.attrs, error);
+  }
+  if (!ok) {
     rt->failure = op.name + " at " + op.loc + ": " + error;
     return;
   }

@@ -6,7 +6,8 @@ NumPy reference. Tolerances: f32 rtol = atol = 1e-5 (1e-4 for GEMM-like and
 normalizing ops, which sum many products), f16 1e-3 relative, bf16 through
 casts 1e-2; integers and masks exactly.
 
-Usage: op_suite.py TANDEM_COMPILE WORKDIR [CASE-NAME-SUBSTRING]
+Usage: op_suite.py TANDEM_COMPILE WORKDIR [CASE-NAME-SUBSTRING] [BACKEND]
+BACKEND (default sim) runs the GPU-placed ops: sim or cuda.
 """
 import math
 import os
@@ -295,6 +296,7 @@ case("gelu bf16", [f32(8)],
 def main():
     compiler, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
+    backend = sys.argv[4] if len(sys.argv) > 4 else "sim"
     failures = 0
     for index, (name, mlir, inputs, reference, tol) in enumerate(CASES):
         if only not in name:
@@ -316,7 +318,7 @@ def main():
                 continue
             outputs, _ = tandem_e2e.run(binary, inputs, {},
                                         os.path.join(directory, strategy + ".run"),
-                                        ["--device-backend", "sim"])
+                                        ["--device-backend", backend])
             actual = outputs[0]
             want = expected.astype(actual.dtype) if actual.dtype != expected.dtype and expected.dtype != np.float64 else expected
             if actual.dtype == np.bool_ or np.issubdtype(actual.dtype, np.integer):

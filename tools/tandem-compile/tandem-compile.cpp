@@ -106,6 +106,10 @@ static LogicalResult link(StringRef object, StringRef output,
   StringRef(TANDEM_BLAS_LIBRARIES).split(blas, ';', -1, false);
   for (StringRef library : blas)
     args.push_back(library.str());
+  SmallVector<StringRef> cudaFlags;
+  StringRef(TANDEM_CUDA_LINK_FLAGS).split(cudaFlags, '|', -1, false);
+  for (StringRef flag : cudaFlags)
+    args.push_back(flag.str());
   args.push_back("-lpthread");
   args.push_back("-lm");
   std::vector<StringRef> argv(args.begin(), args.end());
