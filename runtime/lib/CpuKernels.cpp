@@ -9,6 +9,7 @@
 
 #include "CpuKernels.h"
 
+#include "Layout.h"
 #include "ThreadPool.h"
 #include "tandem/runtime/ModelImage.h"
 
@@ -26,27 +27,6 @@ namespace {
 
 uint64_t count(const std::vector<int64_t> &shape) {
   return elementCount(shape).value_or(0);
-}
-
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
-/// Strides (in elements) of `shape` seen through the broadcast to `to`: a
-/// stretched or missing dimension has stride 0.
-std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape,
-                                      const std::vector<int64_t> &to) {
-  std::vector<int64_t> strides(to.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    size_t from = shape.size() - 1 - i, dst = to.size() - 1 - i;
-    strides[dst] = shape[from] == 1 && to[dst] != 1 ? 0 : stride;
-    stride *= shape[from];
-  }
-  return strides;
 }
 
 /// Calls f(outIndex, inputOffsets) for every element of `shape`, with the
@@ -395,24 +375,6 @@ void pool2dF32(const TensorView &x, const TensorView &out,
   });
 }
 
-double epsilonOf(int64_t word) {
-  double value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
-
-/// (outer, axis size, inner) of `shape` split at `axis`.
-void splitAt(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
-             int64_t &size, int64_t &inner) {
-  outer = 1;
-  inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  size = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-}
-
 void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
                 bool log) {
   int64_t outer, size, inner;
@@ -721,7 +683,7 @@ bool runF32OrInt(int64_t kind, const std::vector<TensorView> &ops,
   case img::kBatchNorm:
     if (!f32)
       return unsupported();
-    batchNormF32(ops, out, epsilonOf(a[0]));
+    batchNormF32(ops, out, wordToDouble(a[0]));
     return true;
   case img::kSoftmax: case img::kLogSoftmax:
     if (!f32)
@@ -731,12 +693,12 @@ bool runF32OrInt(int64_t kind, const std::vector<TensorView> &ops,
   case img::kLayerNorm:
     if (!f32)
       return unsupported();
-    layerNormF32(ops[0], ops[1], ops[2], out, a[0], epsilonOf(a[1]));
+    layerNormF32(ops[0], ops[1], ops[2], out, a[0], wordToDouble(a[1]));
     return true;
   case img::kL2Normalize:
     if (!f32)
       return unsupported();
-    l2NormalizeF32(ops[0], out, a[0], epsilonOf(a[1]));
+    l2NormalizeF32(ops[0], out, a[0], wordToDouble(a[1]));
     return true;
   case img::kReduceSum: case img::kReduceMean: case img::kReduceMax:
   case img::kReduceMin:
@@ -795,7 +757,7 @@ bool runDataMovement(int64_t kind, const std::vector<TensorView> &ops,
     return true;
   case img::kFill:
     for (uint64_t i = 0; i < n; ++i)
-      storeDouble(out.dtype, out.data, i, epsilonOf(a[0]));
+      storeDouble(out.dtype, out.data, i, wordToDouble(a[0]));
     return true;
   case img::kIota: {
     std::vector<int64_t> strides = rowMajorStrides(out.shape);

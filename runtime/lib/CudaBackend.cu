@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaBackend.h"
+#include "Layout.h"
 
 #include "tandem/runtime/ModelImage.h"
 
@@ -59,25 +60,6 @@ bool checkBlas(cublasStatus_t status, std::string &error) {
 
 int64_t countOf(const std::vector<int64_t> &shape) {
   return int64_t(elementCount(shape).value_or(0));
-}
-
-std::vector<int64_t> rowMajor(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
-std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape,
-                                      const std::vector<int64_t> &to) {
-  std::vector<int64_t> strides(to.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    size_t from = shape.size() - 1 - i, dst = to.size() - 1 - i;
-    strides[dst] = shape[from] == 1 && to[dst] != 1 ? 0 : stride;
-    stride *= shape[from];
-  }
-  return strides;
 }
 
 Layout layoutOf(const std::vector<int64_t> &out,
@@ -501,22 +483,6 @@ bool launched(std::string &error) {
          check(cudaDeviceSynchronize(), "kernel", error);
 }
 
-void splitAt(const std::vector<int64_t> &shape, int64_t axis, int64_t &outer,
-             int64_t &size, int64_t &inner) {
-  outer = inner = 1;
-  for (int64_t d = 0; d < axis; ++d)
-    outer *= shape[d];
-  size = shape[axis];
-  for (size_t d = axis + 1; d < shape.size(); ++d)
-    inner *= shape[d];
-}
-
-double doubleOf(int64_t word) {
-  double value;
-  std::memcpy(&value, &word, sizeof(value));
-  return value;
-}
-
 /// Runs `launch` with the element type T of `dtype` (f32, f16 or bf16).
 template <typename F> bool withFloat(DType dtype, F launch) {
   switch (dtype) {
@@ -659,10 +625,10 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
                             cudaMemcpyHostToDevice),
                  "constant upload", error);
   case img::kFill:
-    fillKernel<<<grid, block>>>(n, int(dtype), doubleOf(a[0]), out.data);
+    fillKernel<<<grid, block>>>(n, int(dtype), wordToDouble(a[0]), out.data);
     return launched(error);
   case img::kIota: {
-    std::vector<int64_t> strides = rowMajor(out.shape);
+    std::vector<int64_t> strides = rowMajorStrides(out.shape);
     iotaKernel<<<grid, block>>>(n, int(dtype), strides[a[0]], out.shape[a[0]],
                                 out.data);
     return launched(error);
@@ -808,7 +774,7 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
     int64_t channels = ops[0].shape[1], inner = n / std::max<int64_t>(1, ops[0].shape[0] * channels);
     bool ok = withFloat(dtype, [&](auto t) {
       using T = decltype(t);
-      batchNormKernel<T><<<grid, block>>>(n, channels, inner, doubleOf(a[0]),
+      batchNormKernel<T><<<grid, block>>>(n, channels, inner, wordToDouble(a[0]),
           static_cast<const T *>(ops[0].data), static_cast<const T *>(ops[1].data),
           static_cast<const T *>(ops[2].data), static_cast<const T *>(ops[3].data),
           static_cast<const T *>(ops[4].data), static_cast<T *>(out.data));
@@ -819,7 +785,7 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
     int64_t outer, size, inner;
     splitAt(out.shape, a[0], outer, size, inner);
     int mode = kind == img::kSoftmax ? 0 : kind == img::kLogSoftmax ? 1 : 2;
-    double epsilon = kind == img::kL2Normalize ? doubleOf(a[1]) : 0;
+    double epsilon = kind == img::kL2Normalize ? wordToDouble(a[1]) : 0;
     bool ok = withFloat(dtype, [&](auto t) {
       using T = decltype(t);
       rowKernel<T><<<blocksFor(outer * inner), block>>>(mode, outer, size, inner,
@@ -834,7 +800,7 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
     int64_t cols = rows ? n / rows : 0;
     bool ok = withFloat(dtype, [&](auto t) {
       using T = decltype(t);
-      layerNormKernel<T><<<blocksFor(rows), block>>>(rows, cols, doubleOf(a[1]),
+      layerNormKernel<T><<<blocksFor(rows), block>>>(rows, cols, wordToDouble(a[1]),
           static_cast<const T *>(ops[0].data), static_cast<const T *>(ops[1].data),
           static_cast<const T *>(ops[2].data), static_cast<T *>(out.data));
     });
@@ -844,7 +810,7 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
   case img::kReduceMin: {
     ReduceArgs args{};
     const std::vector<int64_t> &x = ops[0].shape;
-    std::vector<int64_t> strides = rowMajor(x);
+    std::vector<int64_t> strides = rowMajorStrides(x);
     args.rank = int(x.size());
     args.perOutput = 1;
     for (size_t d = 0; d < x.size(); ++d) {
@@ -878,7 +844,7 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
   }
   case img::kTranspose: case img::kSlice: case img::kBroadcastTo:
   case img::kDynamicSlice: {
-    std::vector<int64_t> in = rowMajor(ops[0].shape), strides;
+    std::vector<int64_t> in = rowMajorStrides(ops[0].shape), strides;
     int64_t base = 0;
     size_t rank = out.shape.size();
     if (kind == img::kTranspose) {

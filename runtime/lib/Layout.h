@@ -1,0 +1,59 @@
+//===- Layout.h - row-major layouts shared by the kernels -------*- C++ -*-===//
+//
+// Host-side helpers of the CPU and CUDA kernels: strides, broadcasting,
+// splitting a shape at an axis, and the double stored in an attribute word.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_LAYOUT_H
+#define TANDEM_RUNTIME_LIB_LAYOUT_H
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+namespace tandem::rt {
+
+/// Strides (in elements) of a row-major tensor of `shape`.
+inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+/// Strides of `shape` seen through its NumPy broadcast to `to`: a stretched
+/// or missing dimension has stride 0.
+inline std::vector<int64_t> broadcastStrides(const std::vector<int64_t> &shape,
+                                             const std::vector<int64_t> &to) {
+  std::vector<int64_t> strides(to.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    size_t from = shape.size() - 1 - i, dst = to.size() - 1 - i;
+    strides[dst] = shape[from] == 1 && to[dst] != 1 ? 0 : stride;
+    stride *= shape[from];
+  }
+  return strides;
+}
+
+/// (outer, size, inner) of `shape` split at `axis`.
+inline void splitAt(const std::vector<int64_t> &shape, int64_t axis,
+                    int64_t &outer, int64_t &size, int64_t &inner) {
+  outer = inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= shape[d];
+  size = shape[axis];
+  for (size_t d = axis + 1; d < shape.size(); ++d)
+    inner *= shape[d];
+}
+
+/// The double a model-image attribute word holds.
+inline double wordToDouble(int64_t word) {
+  double value;
+  std::memcpy(&value, &word, sizeof(value));
+  return value;
+}
+
+} // namespace tandem::rt
+
+#endif // TANDEM_RUNTIME_LIB_LAYOUT_H
