@@ -24,6 +24,18 @@ typedef struct TandemRuntime TandemRuntime;
 int tandem_rt_main(int argc, char **argv, const int64_t *image,
                    const char *strings, void (*run)(TandemRuntime *));
 
+/* The library form (tandem-compile --emit=lib): open a runtime for a model
+ * once (weights from a safetensors file, `backend` "sim", "cuda" or "auto"),
+ * run it on caller-owned buffers of the model's shapes, close it. Errors
+ * return null or non-zero and write a message into `error`. */
+TandemRuntime *tandem_rt_open(const int64_t *image, const char *strings,
+                              const char *weights, const char *backend,
+                              char *error, int64_t errorSize);
+int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
+                    const void *const *inputs, void *const *outputs,
+                    char *error, int64_t errorSize);
+void tandem_rt_close(TandemRuntime *rt);
+
 /* Base of the arena of `device` (0: CPU, 1: GPU). */
 void *tandem_rt_arena(TandemRuntime *rt, int32_t device);
 

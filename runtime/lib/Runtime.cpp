@@ -25,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -300,10 +301,12 @@ bool fileExists(const std::string &path) {
   return stat(path.c_str(), &info) == 0;
 }
 
-uint8_t *allocateArena(int64_t bytes) {
+uint8_t *allocateArena(int64_t bytes, std::string &error) {
   void *memory = nullptr;
-  if (posix_memalign(&memory, 64, std::max<int64_t>(bytes, 64)) != 0)
-    fatal("cannot allocate an arena of " + std::to_string(bytes) + " bytes");
+  if (posix_memalign(&memory, 64, std::max<int64_t>(bytes, 64)) != 0) {
+    error = "cannot allocate an arena of " + std::to_string(bytes) + " bytes";
+    return nullptr;
+  }
   return static_cast<uint8_t *>(memory);
 }
 
@@ -339,11 +342,14 @@ void loadInputs(TandemRuntime &rt) {
   }
 }
 
-void loadWeights(TandemRuntime &rt, const char *program) {
+/// Loads the weights from `path` (or random ones with --random-weights) and
+/// uploads the GPU-resident ones.
+bool loadWeights(TandemRuntime &rt, const std::string &path,
+                 std::string &error) {
   const Image &image = rt.image;
   rt.weightData.assign(image.weights.size(), nullptr);
   if (image.weights.empty())
-    return;
+    return true;
   if (rt.options.randomWeights) {
     uint64_t state = *rt.options.randomWeights;
     rt.randomWeightData.resize(image.weights.size());
@@ -353,25 +359,26 @@ void loadWeights(TandemRuntime &rt, const char *program) {
       rt.weightData[i] = rt.randomWeightData[i].data();
     }
   } else {
-    std::string path = rt.options.weights.empty() ? defaultWeightsPath(program)
-                                                  : rt.options.weights;
-    if (rt.options.weights.empty() && !fileExists(path))
-      fatal("no weights: pass --weights FILE.safetensors or "
-            "--random-weights SEED (looked for '" + path + "')");
-    std::string error;
-    if (!rt.weightsFile.open(path, error))
-      fatal("weights: " + error);
+    if (!rt.weightsFile.open(path, error)) {
+      error = "weights: " + error;
+      return false;
+    }
     for (size_t i = 0; i < image.weights.size(); ++i) {
       const WeightRecord &weight = image.weights[i];
       const SafetensorsEntry *entry = rt.weightsFile.find(weight.name);
-      if (!entry)
-        fatal("weights '" + path + "' have no tensor '" + weight.name + "'");
+      if (!entry) {
+        error = "weights '" + path + "' have no tensor '" + weight.name + "'";
+        return false;
+      }
       if (entry->dtype != weight.tensor.dtype ||
-          entry->shape != weight.tensor.shape)
-        fatal("weight '" + weight.name + "' is " + formatShape(entry->shape) +
-              " " + dtypeName(entry->dtype) + " in '" + path +
-              "', the model needs " + formatShape(weight.tensor.shape) + " " +
-              dtypeName(weight.tensor.dtype));
+          entry->shape != weight.tensor.shape) {
+        error = "weight '" + weight.name + "' is " +
+                formatShape(entry->shape) + " " + dtypeName(entry->dtype) +
+                " in '" + path + "', the model needs " +
+                formatShape(weight.tensor.shape) + " " +
+                dtypeName(weight.tensor.dtype);
+        return false;
+      }
       rt.weightData[i] = const_cast<uint8_t *>(entry->data);
     }
   }
@@ -381,13 +388,77 @@ void loadWeights(TandemRuntime &rt, const char *program) {
     if (weight.device != img::kGpu)
       continue;
     void *target = rt.arenas[img::kGpu] + weight.arenaOffset;
-    std::string error;
-    if (!rt.useCuda)
+    if (!rt.useCuda) {
       std::memcpy(target, rt.weightData[i], weight.tensor.bytes());
-    else if (!cuda::toDevice(target, rt.weightData[i], weight.tensor.bytes(),
-                             error))
-      fatal("uploading weight '" + weight.name + "': " + error);
+    } else if (!cuda::toDevice(target, rt.weightData[i],
+                               weight.tensor.bytes(), error)) {
+      error = "uploading weight '" + weight.name + "': " + error;
+      return false;
+    }
   }
+  return true;
+}
+
+/// Picks the device backend, checks the budget and allocates the arenas.
+bool setUp(TandemRuntime &rt, std::string &error) {
+  std::string why;
+  if (rt.options.backend == "cuda") {
+    if (!cuda::available(why)) {
+      error = "--device-backend cuda: " + why;
+      return false;
+    }
+    rt.useCuda = true;
+  } else if (rt.options.backend == "auto") {
+    rt.useCuda = cuda::available(why);
+    if (!rt.useCuda)
+      std::fprintf(stderr, "note: no CUDA GPU (%s): GPU ops run on the sim "
+                           "backend\n", why.c_str());
+  } else if (rt.options.backend != "sim") {
+    error = "unknown device backend '" + rt.options.backend +
+            "': expected sim, cuda or auto";
+    return false;
+  }
+  int64_t budget = rt.image.gpuBudget;
+  if (rt.options.gpuMemory) {
+    if (*rt.options.gpuMemory > budget) {
+      error = "--gpu-memory may only lower the compiled budget of " +
+              std::to_string(budget) + " bytes";
+      return false;
+    }
+    budget = *rt.options.gpuMemory;
+  }
+  rt.budget = budget;
+  if (rt.image.gpuArena > budget) {
+    error = "the memory plan needs a GPU arena of " +
+            std::to_string(rt.image.gpuArena) + " bytes, over the budget of " +
+            std::to_string(budget) + " bytes";
+    return false;
+  }
+  rt.arenas[img::kCpu] = allocateArena(rt.image.cpuArena, error);
+  if (!rt.arenas[img::kCpu])
+    return false;
+  if (rt.useCuda) {
+    if (!cuda::start(rt.image.gpuArena, error)) {
+      error = "CUDA: " + error;
+      return false;
+    }
+    rt.arenas[img::kGpu] = static_cast<uint8_t *>(cuda::arena());
+  } else {
+    rt.arenas[img::kGpu] = allocateArena(rt.image.gpuArena, error);
+    if (!rt.arenas[img::kGpu])
+      return false;
+  }
+  rt.outputs.assign(rt.image.outputs.size(), nullptr);
+  return true;
+}
+
+void tearDown(TandemRuntime &rt) {
+  std::free(rt.arenas[img::kCpu]);
+  if (rt.useCuda)
+    cuda::stop();
+  else
+    std::free(rt.arenas[img::kGpu]);
+  rt.arenas = {nullptr, nullptr};
 }
 
 void writeOutputs(TandemRuntime &rt) {
@@ -524,42 +595,20 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
     listDevices();
     return 0;
   }
-  std::string why;
-  if (rt.options.backend == "cuda") {
-    if (!cuda::available(why))
-      fatal("--device-backend cuda: " + why);
-    rt.useCuda = true;
-  } else if (rt.options.backend == "auto") {
-    rt.useCuda = cuda::available(why);
-    if (!rt.useCuda)
-      std::fprintf(stderr, "note: no CUDA GPU (%s): GPU ops run on the sim "
-                           "backend\n", why.c_str());
-  }
-  int64_t budget = rt.image.gpuBudget;
-  if (rt.options.gpuMemory) {
-    if (*rt.options.gpuMemory > budget)
-      fatal("--gpu-memory may only lower the compiled budget of " +
-            std::to_string(budget) + " bytes");
-    budget = *rt.options.gpuMemory;
-  }
-  rt.budget = budget;
-  if (rt.image.gpuArena > budget)
-    fatal("the memory plan needs a GPU arena of " +
-          std::to_string(rt.image.gpuArena) + " bytes, over the budget of " +
-          std::to_string(budget) + " bytes");
   double loadStart = now();
-  rt.arenas[img::kCpu] = allocateArena(rt.image.cpuArena);
-  if (rt.useCuda) {
-    std::string error;
-    if (!cuda::start(rt.image.gpuArena, error))
-      fatal("CUDA: " + error);
-    rt.arenas[img::kGpu] = static_cast<uint8_t *>(cuda::arena());
-  } else {
-    rt.arenas[img::kGpu] = allocateArena(rt.image.gpuArena);
-  }
+  std::string error;
+  if (!setUp(rt, error))
+    fatal(error);
   loadInputs(rt);
-  loadWeights(rt, argv[0]);
-  rt.outputs.assign(rt.image.outputs.size(), nullptr);
+  std::string weights = rt.options.weights;
+  if (weights.empty() && !rt.options.randomWeights && !rt.image.weights.empty()) {
+    weights = defaultWeightsPath(argv[0]);
+    if (!fileExists(weights))
+      fatal("no weights: pass --weights FILE.safetensors or "
+            "--random-weights SEED (looked for '" + weights + "')");
+  }
+  if (!loadWeights(rt, weights, error))
+    fatal(error);
   rt.loadSeconds = now() - loadStart;
 
   double start = now();
@@ -576,12 +625,82 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
     writeProfileJson(rt, total);
   if (!rt.options.trace.empty())
     writeTrace(rt);
-  std::free(rt.arenas[0]);
-  if (rt.useCuda)
-    cuda::stop();
-  else
-    std::free(rt.arenas[1]);
+  tearDown(rt);
   return 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The library form
+//===----------------------------------------------------------------------===//
+
+static void setError(char *buffer, int64_t size, const std::string &message) {
+  if (!buffer || size <= 0)
+    return;
+  size_t length = std::min<size_t>(message.size(), size_t(size - 1));
+  std::memcpy(buffer, message.data(), length);
+  buffer[length] = '\0';
+}
+
+extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
+                                         const char *strings,
+                                         const char *weights,
+                                         const char *backend, char *error,
+                                         int64_t errorSize) {
+  auto rt = std::make_unique<TandemRuntime>();
+  if (!decodeImage(image, strings, rt->image)) {
+    setError(error, errorSize,
+             "the model image is corrupt or from another version of Tandem");
+    return nullptr;
+  }
+  rt->options.backend = backend && *backend ? backend : "auto";
+  std::string message;
+  if (!setUp(*rt, message)) {
+    setError(error, errorSize, message);
+    return nullptr;
+  }
+  rt->inputData.resize(rt->image.inputs.size());
+  for (size_t k = 0; k < rt->image.inputs.size(); ++k)
+    rt->inputData[k].resize(rt->image.inputs[k].bytes());
+  if (!rt->image.weights.empty() && (!weights || !*weights)) {
+    setError(error, errorSize, "the model has weights: pass a safetensors file");
+    tearDown(*rt);
+    return nullptr;
+  }
+  if (!loadWeights(*rt, weights ? weights : "", message)) {
+    setError(error, errorSize, message);
+    tearDown(*rt);
+    return nullptr;
+  }
+  return rt.release();
+}
+
+extern "C" int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
+                               const void *const *inputs,
+                               void *const *outputs, char *error,
+                               int64_t errorSize) {
+  if (!rt) {
+    setError(error, errorSize, "the model is not loaded: call "
+                               "tandem_model_load first");
+    return 1;
+  }
+  for (size_t k = 0; k < rt->inputData.size(); ++k)
+    std::memcpy(rt->inputData[k].data(), inputs[k], rt->inputData[k].size());
+  rt->failure.clear();
+  run(rt);
+  if (!rt->failure.empty()) {
+    setError(error, errorSize, rt->failure);
+    return 1;
+  }
+  for (size_t k = 0; k < rt->image.outputs.size(); ++k)
+    std::memcpy(outputs[k], rt->outputs[k], rt->image.outputs[k].bytes());
+  return 0;
+}
+
+extern "C" void tandem_rt_close(TandemRuntime *rt) {
+  if (!rt)
+    return;
+  tearDown(*rt);
+  delete rt;
 }
 
 extern "C" void *tandem_rt_arena(TandemRuntime *rt, int32_t device) {

@@ -1,7 +1,7 @@
 //===- tandem-compile.cpp - a model to a native executable ----------------===//
 //
 // tandem-compile model.mlir -o model [--gpu-memory=4GiB] [--device-profile=h200]
-//   [--strategy=auto] [--report=placement.json] [--emit=exe|obj|llvm|mlir]
+//   [--strategy=auto] [--report=placement.json] [--emit=exe|lib|obj|llvm|mlir]
 //
 // Parses and verifies the model, runs the placement pipeline, lowers to the
 // LLVM dialect (calls into the runtime), translates to LLVM IR, emits an
@@ -57,7 +57,7 @@ static cl::opt<std::string> report("report",
                                    cl::desc("Write the placement report (JSON)"),
                                    cl::init(""));
 static cl::opt<std::string> emit("emit",
-                                 cl::desc("exe, obj, llvm or mlir"),
+                                 cl::desc("exe, lib, obj, llvm or mlir"),
                                  cl::init("exe"));
 
 static int fail(const llvm::Twine &message) {
@@ -92,16 +92,18 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path,
   return success();
 }
 
-static LogicalResult link(StringRef object, StringRef output,
+static LogicalResult link(StringRef object, StringRef output, bool shared,
                           std::string &error) {
   llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("c++");
   if (!driver) {
     error = "no C++ compiler driver (c++) on PATH to link with";
     return failure();
   }
-  std::vector<std::string> args = {*driver, object.str(), "-o", output.str(),
-                                   TANDEM_RUNTIME_LIBRARY,
-                                   TANDEM_RUNTIME_IO_LIBRARY};
+  std::vector<std::string> args = {*driver, object.str(), "-o", output.str()};
+  if (shared)
+    args.push_back("-shared");
+  args.push_back(TANDEM_RUNTIME_LIBRARY);
+  args.push_back(TANDEM_RUNTIME_IO_LIBRARY);
   SmallVector<StringRef> blas;
   StringRef(TANDEM_BLAS_LIBRARIES).split(blas, ';', -1, false);
   for (StringRef library : blas)
@@ -128,8 +130,10 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-compile: compile a Tandem model into a "
                               "native executable\n");
-  if (emit != "exe" && emit != "obj" && emit != "llvm" && emit != "mlir")
-    return fail("unknown --emit '" + emit + "': expected exe, obj, llvm or mlir");
+  if (emit != "exe" && emit != "lib" && emit != "obj" && emit != "llvm" &&
+      emit != "mlir")
+    return fail("unknown --emit '" + emit +
+                "': expected exe, lib, obj, llvm or mlir");
 
   DialectRegistry registry;
   tandem::registerAllDialects(registry);
@@ -158,7 +162,9 @@ int main(int argc, char **argv) {
   options.strategy = strategy.getValue();
   options.report = report.getValue();
   tandem::buildPlacementPipeline(pm, options);
-  pm.addPass(tandem::createLowerToLLVM());
+  tandem::LowerToLLVMOptions lowering;
+  lowering.library = emit == "lib";
+  pm.addPass(tandem::createLowerToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;
   if (emit == "mlir") {
@@ -193,7 +199,7 @@ int main(int argc, char **argv) {
     return fail(error);
   if (emit == "obj")
     return 0;
-  if (failed(link(object, outputFile, error)))
+  if (failed(link(object, outputFile, emit == "lib", error)))
     return fail(error);
   llvm::sys::fs::remove(object);
   return 0;

@@ -17,9 +17,20 @@ def LowerToLLVM : Pass<"tandem-lower-to-llvm", "::mlir::ModuleOp"> {
     arena and planned offset and calls `tandem_rt_execute` once per op, and
     `main`, which hands both to `tandem_rt_main`.
 
-    Every op of the IR contract, and splat `arith.constant`s (folded
+    Every op of the IR contract, and dense `arith.constant`s (folded
     shapes); anything else is an error naming it.
+
+    With `library`, instead of `main` it defines the C entry points of a
+    shared library: `int tandem_model_load(const char *weights, const char
+    *backend, char *error, int64_t errorSize)`, `int tandem_model_infer(const
+    void *const *inputs, void *const *outputs, char *error, int64_t
+    errorSize)` (caller-owned buffers of the model's shapes, in order) and
+    `void tandem_model_unload(void)`.
   }];
+  let options = [
+    Option<"library", "library", "bool", /*default=*/"false",
+           "Emit the entry points of a shared library instead of main">
+  ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 

@@ -269,6 +269,8 @@ FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
 }
 
 struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
+  using LowerToLLVMBase::LowerToLLVMBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     FunctionOpInterface func = getReportedFunction(module);
@@ -465,23 +467,110 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
           loc, rtOutput, ValueRange{rt, constant(i32, k), address.lookup(value)});
     builder.create<LLVM::ReturnOp>(loc, ValueRange{});
 
-    // main(argc, argv) hands the image and the body to the runtime.
     builder.setInsertionPointToEnd(module.getBody());
     func->erase();
-    auto main = declare("main", i32, {i32, ptr});
-    Block *mainEntry = main.addEntryBlock(builder);
-    builder.setInsertionPointToStart(mainEntry);
+    if (library)
+      emitLibraryEntryPoints(builder, loc, imageGlobal, stringsGlobal, run);
+    else
+      emitMain(builder, loc, rtMain, imageGlobal, stringsGlobal, run);
+    return success();
+  }
+
+  /// main(argc, argv) hands the image and the body to the runtime.
+  void emitMain(OpBuilder &builder, Location loc, LLVM::LLVMFuncOp rtMain,
+                LLVM::GlobalOp image, LLVM::GlobalOp strings,
+                LLVM::LLVMFuncOp run) {
+    auto ptr = LLVM::LLVMPointerType::get(builder.getContext());
+    auto main = builder.create<LLVM::LLVMFuncOp>(
+        loc, "main",
+        LLVM::LLVMFunctionType::get(builder.getI32Type(),
+                                    {builder.getI32Type(), ptr}));
+    Block *entry = main.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
     Value status =
         builder
             .create<LLVM::CallOp>(
                 loc, rtMain,
-                ValueRange{mainEntry->getArgument(0), mainEntry->getArgument(1),
-                           builder.create<LLVM::AddressOfOp>(loc, imageGlobal),
-                           builder.create<LLVM::AddressOfOp>(loc, stringsGlobal),
+                ValueRange{entry->getArgument(0), entry->getArgument(1),
+                           builder.create<LLVM::AddressOfOp>(loc, image),
+                           builder.create<LLVM::AddressOfOp>(loc, strings),
                            builder.create<LLVM::AddressOfOp>(loc, run)})
             .getResult();
     builder.create<LLVM::ReturnOp>(loc, status);
-    return success();
+  }
+
+  /// tandem_model_load / _infer / _unload over one runtime handle.
+  void emitLibraryEntryPoints(OpBuilder &builder, Location loc,
+                              LLVM::GlobalOp image, LLVM::GlobalOp strings,
+                              LLVM::LLVMFuncOp run) {
+    MLIRContext *context = builder.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(context);
+    auto i32 = builder.getI32Type(), i64 = builder.getI64Type();
+    auto voidType = LLVM::LLVMVoidType::get(context);
+    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
+      return builder.create<LLVM::LLVMFuncOp>(
+          loc, name, LLVM::LLVMFunctionType::get(result, args));
+    };
+    auto rtOpen = declare("tandem_rt_open", ptr, {ptr, ptr, ptr, ptr, ptr, i64});
+    auto rtInfer = declare("tandem_rt_infer", i32, {ptr, ptr, ptr, ptr, ptr, i64});
+    auto rtClose = declare("tandem_rt_close", voidType, {ptr});
+    // The handle of the loaded model; null until tandem_model_load.
+    auto handle = builder.create<LLVM::GlobalOp>(
+        loc, ptr, /*isConstant=*/false, LLVM::Linkage::Internal,
+        "tandem_model_handle", Attribute());
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      Block *init = builder.createBlock(&handle.getInitializerRegion());
+      builder.setInsertionPointToStart(init);
+      builder.create<LLVM::ReturnOp>(loc,
+                                     builder.create<LLVM::ZeroOp>(loc, ptr).getResult());
+    }
+
+    auto load = declare("tandem_model_load", i32, {ptr, ptr, ptr, i64});
+    Block *entry = load.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
+    Value rt = builder
+                   .create<LLVM::CallOp>(
+                       loc, rtOpen,
+                       ValueRange{builder.create<LLVM::AddressOfOp>(loc, image),
+                                  builder.create<LLVM::AddressOfOp>(loc, strings),
+                                  entry->getArgument(0), entry->getArgument(1),
+                                  entry->getArgument(2), entry->getArgument(3)})
+                   .getResult();
+    builder.create<LLVM::StoreOp>(
+        loc, rt, builder.create<LLVM::AddressOfOp>(loc, handle));
+    Value failed = builder.create<LLVM::ICmpOp>(
+        loc, LLVM::ICmpPredicate::eq, rt,
+        builder.create<LLVM::ZeroOp>(loc, ptr));
+    builder.create<LLVM::ReturnOp>(
+        loc, builder.create<LLVM::ZExtOp>(loc, i32, failed).getResult());
+
+    builder.setInsertionPointToEnd(getOperation().getBody());
+    auto infer = declare("tandem_model_infer", i32, {ptr, ptr, ptr, i64});
+    entry = infer.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
+    Value current = builder.create<LLVM::LoadOp>(
+        loc, ptr, builder.create<LLVM::AddressOfOp>(loc, handle));
+    Value status =
+        builder
+            .create<LLVM::CallOp>(
+                loc, rtInfer,
+                ValueRange{current, builder.create<LLVM::AddressOfOp>(loc, run),
+                           entry->getArgument(0), entry->getArgument(1),
+                           entry->getArgument(2), entry->getArgument(3)})
+            .getResult();
+    builder.create<LLVM::ReturnOp>(loc, status);
+
+    builder.setInsertionPointToEnd(getOperation().getBody());
+    auto unload = declare("tandem_model_unload", voidType, {});
+    entry = unload.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
+    Value address = builder.create<LLVM::AddressOfOp>(loc, handle);
+    builder.create<LLVM::CallOp>(
+        loc, rtClose, ValueRange{builder.create<LLVM::LoadOp>(loc, ptr, address)});
+    builder.create<LLVM::StoreOp>(loc, builder.create<LLVM::ZeroOp>(loc, ptr),
+                                  address);
+    builder.create<LLVM::ReturnOp>(loc, ValueRange{});
   }
 };
 

@@ -1,0 +1,59 @@
+"""Loads a model compiled with --emit=lib through ctypes and checks it
+against NumPy; then checks its errors."""
+import ctypes
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tandem_e2e  # noqa: E402
+
+library, work = sys.argv[1:3]
+os.makedirs(work, exist_ok=True)
+rng = np.random.default_rng(3)
+weights = {
+    "fc0.weight": rng.standard_normal((16, 13), dtype=np.float32),
+    "fc0.bias": rng.standard_normal(16, dtype=np.float32),
+    "fc1.weight": rng.standard_normal((32, 16), dtype=np.float32),
+    "fc1.bias": rng.standard_normal(32, dtype=np.float32),
+    "fc2.weight": rng.standard_normal((1, 32), dtype=np.float32),
+    "fc2.bias": rng.standard_normal(1, dtype=np.float32),
+}
+path = os.path.join(work, "weights.safetensors")
+tandem_e2e.write_safetensors(path, weights)
+
+model = ctypes.CDLL(library)
+model.tandem_model_load.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                    ctypes.c_char_p, ctypes.c_int64]
+model.tandem_model_infer.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                     ctypes.c_char_p, ctypes.c_int64]
+error = ctypes.create_string_buffer(1024)
+
+
+def infer(x):
+    out = np.empty((128, 1), np.float32)
+    inputs = (ctypes.c_void_p * 1)(x.ctypes.data)
+    outputs = (ctypes.c_void_p * 1)(out.ctypes.data)
+    status = model.tandem_model_infer(inputs, outputs, error, len(error))
+    return status, out
+
+
+x = np.ascontiguousarray(rng.standard_normal((128, 13), dtype=np.float32))
+status, _ = infer(x)
+print(f"infer before load: status {status}: {error.value.decode()}")
+status = model.tandem_model_load(path.encode() + b".missing", b"sim", error,
+                                 len(error))
+print(f"load of a missing file: status {status}: {error.value.decode()}")
+assert model.tandem_model_load(path.encode(), b"sim", error, len(error)) == 0, \
+    error.value
+h = np.maximum(x @ weights["fc0.weight"].T + weights["fc0.bias"], 0)
+h = np.maximum(h @ weights["fc1.weight"].T + weights["fc1.bias"], 0)
+expected = (h @ weights["fc2.weight"].T + weights["fc2.bias"]).astype(np.float32)
+for call in range(3):  # the loaded model serves repeated calls
+    status, out = infer(x)
+    assert status == 0, error.value
+    tandem_e2e.check(f"library call {call}", out, expected)
+model.tandem_model_unload()
+status, _ = infer(x)
+print(f"infer after unload: status {status}")
