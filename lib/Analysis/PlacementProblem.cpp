@@ -148,7 +148,8 @@ PlacementProblem::gpuBuffers(const Placement &placement,
   return buffers;
 }
 
-PlacementCost PlacementProblem::evaluate(const Placement &placement) const {
+PlacementCost PlacementProblem::evaluate(const Placement &placement,
+                                        std::vector<int64_t> *livePerPoint) const {
   PlacementCost cost;
   for (auto [index, op] : llvm::enumerate(ops)) {
     if (placement[index])
@@ -182,8 +183,12 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement) const {
     }
   }
   int64_t live = 0;
+  if (livePerPoint)
+    livePerPoint->resize(getNumPoints());
   for (int64_t point = 0; point < getNumPoints(); ++point) {
     live += delta[point];
+    if (livePerPoint)
+      (*livePerPoint)[point] = live;
     if (live > cost.peakGpuBytes) {
       cost.peakGpuBytes = live;
       cost.peakPoint = point;

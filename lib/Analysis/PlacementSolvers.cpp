@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -241,8 +242,9 @@ llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
 
   Placement best = least;
   double bestUs = leastCost.totalUs();
-  auto consider = [&](const Placement &placement) {
-    PlacementCost cost = problem.evaluate(placement);
+  auto consider = [&](const Placement &placement,
+                      std::optional<PlacementCost> known = std::nullopt) {
+    PlacementCost cost = known ? *known : problem.evaluate(placement);
     if (cost.peakGpuBytes > problem.gpuBudgetBytes)
       return false;
     if (cost.totalUs() < bestUs) {
@@ -267,8 +269,9 @@ llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
   for (int iteration = 0; iteration < iterations; ++iteration) {
     Placement cut = solveMinCut(problem, &prices);
     ++solves;
-    std::vector<int64_t> live = gpuBytesPerPoint(problem, cut);
-    double bound = problem.evaluate(cut).totalUs();
+    std::vector<int64_t> live;
+    PlacementCost cutCost = problem.evaluate(cut, &live);
+    double bound = cutCost.totalUs();
     double norm = 0;
     std::vector<double> excess(numPoints);
     for (int64_t t = 0; t < numPoints; ++t) {
@@ -280,7 +283,7 @@ llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
     }
     // Repairing every cut is affordable on small graphs; on large ones a
     // repair (one evaluation per move) is rationed.
-    if (!consider(cut) && (smallGraph || iteration % 8 == 0))
+    if (!consider(cut, cutCost) && (smallGraph || iteration % 8 == 0))
       consider(repair(problem, cut));
     if (bound > bestBound + 1e-9) {
       bestBound = bound;
@@ -403,15 +406,8 @@ Placement solveGreedy(const PlacementProblem &problem) {
 
 std::vector<int64_t> tandem::gpuBytesPerPoint(const PlacementProblem &problem,
                                               const Placement &placement) {
-  int64_t numPoints = problem.getNumPoints();
-  std::vector<int64_t> live(numPoints + 1, 0);
-  for (const BufferLifetime &buffer : problem.gpuBuffers(placement)) {
-    live[buffer.first] += alignBufferSize(buffer.bytes);
-    live[buffer.last + 1] -= alignBufferSize(buffer.bytes);
-  }
-  for (int64_t point = 1; point <= numPoints; ++point)
-    live[point] += live[point - 1];
-  live.pop_back();
+  std::vector<int64_t> live;
+  problem.evaluate(placement, &live);
   return live;
 }
 
@@ -522,13 +518,23 @@ tandem::solvePlacementWithinArena(const PlacementProblem &problem,
       tightened = problem;
     tightened->gpuBudgetBytes -=
         (arena - problem.gpuBudgetBytes) * (attempt + 1);
-    llvm::Expected<PlacementResult> retry =
-        solvePlacement(*tightened, strategy, limits);
-    if (!retry) {
-      llvm::consumeError(retry.takeError());
-      break;
+    if (strategy == PlacementStrategy::Exact) {
+      // The proof must hold under the tightened budget: search again.
+      llvm::Expected<PlacementResult> retry =
+          solvePlacement(*tightened, strategy, limits);
+      if (!retry) {
+        llvm::consumeError(retry.takeError());
+        break;
+      }
+      result = std::move(retry);
+    } else {
+      // auto: repair the placement it has under the tightened budget and
+      // improve it locally, rather than search from scratch.
+      Placement placement = repair(*tightened, result->placement);
+      if (tightened->fitsBudget(placement))
+        improveLocally(*tightened, placement);
+      result->placement = std::move(placement);
     }
-    result = std::move(retry);
     result->cost = problem.evaluate(result->placement);
   }
   int64_t arena = planMemory(problem.gpuBuffers(result->placement)).arenaBytes;

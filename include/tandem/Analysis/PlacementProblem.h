@@ -99,8 +99,10 @@ public:
 
   int64_t getNumPoints() const { return 2 * int64_t(ops.size()) + 1; }
 
-  /// Total time and GPU memory of a placement.
-  PlacementCost evaluate(const Placement &placement) const;
+  /// Total time and GPU memory of a placement; `livePerPoint`, if given,
+  /// receives the GPU bytes live at each program point.
+  PlacementCost evaluate(const Placement &placement,
+                         std::vector<int64_t> *livePerPoint = nullptr) const;
 
   /// Transfer time of one value under a placement.
   double transferUs(int value, const Placement &placement) const;
