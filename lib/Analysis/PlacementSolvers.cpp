@@ -150,9 +150,10 @@ Placement repair(const PlacementProblem &problem, Placement placement,
 }
 
 /// Single-op moves that lower the time and keep the budget. A move to the
-/// CPU never grows GPU memory; a move to the GPU is checked.
+/// CPU never grows GPU memory; a move to the GPU is checked (a whole
+/// evaluation), at most `maxGpuwardChecks` times.
 void improveLocally(const PlacementProblem &problem, Placement &placement,
-                    int maxGpuwardChecks = 256) {
+                    int maxGpuwardChecks) {
   for (int sweep = 0; sweep < 2; ++sweep) {
     bool improved = false;
     for (size_t op = 0; op < problem.ops.size(); ++op) {
@@ -177,7 +178,7 @@ void improveLocally(const PlacementProblem &problem, Placement &placement,
 /// then repair the budget around it (the op stays), keeping the result if
 /// it beats the current time. Tries the `maxMoves` most promising ops.
 void improveByExchange(const PlacementProblem &problem, Placement &placement,
-                       int maxMoves) {
+                       int maxMoves, int maxGpuwardChecks) {
   std::vector<std::pair<double, int>> gains;
   for (size_t op = 0; op < problem.ops.size(); ++op)
     if (!placement[op] && !problem.ops[op].isFixed()) {
@@ -201,7 +202,7 @@ void improveByExchange(const PlacementProblem &problem, Placement &placement,
     PlacementCost cost = problem.evaluate(candidate);
     if (cost.peakGpuBytes <= problem.gpuBudgetBytes &&
         cost.totalUs() < currentUs - 1e-9) {
-      improveLocally(problem, candidate);
+      improveLocally(problem, candidate, maxGpuwardChecks);
       placement = std::move(candidate);
       currentUs = problem.evaluate(placement).totalUs();
     }
@@ -299,8 +300,10 @@ llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
     for (int64_t t = 0; t < numPoints; ++t)
       prices[t] = std::max(0.0, prices[t] + step * excess[t]);
   }
-  improveLocally(problem, best, smallGraph ? 256 : 32);
-  improveByExchange(problem, best, smallGraph ? 64 : 4);
+  // Each check evaluates the whole placement: ration them on large graphs.
+  int checks = smallGraph ? 256 : 32;
+  improveLocally(problem, best, checks);
+  improveByExchange(problem, best, smallGraph ? 64 : 4, smallGraph ? 256 : 8);
   // A truncated branch and bound from the best placement found: its nodes
   // are min-cuts, so it is rationed by graph size to stay near-linear.
   int64_t nodes = 0;
@@ -532,7 +535,7 @@ tandem::solvePlacementWithinArena(const PlacementProblem &problem,
       // improve it locally, rather than search from scratch.
       Placement placement = repair(*tightened, result->placement);
       if (tightened->fitsBudget(placement))
-        improveLocally(*tightened, placement);
+        improveLocally(*tightened, placement, 32);
       result->placement = std::move(placement);
     }
     result->cost = problem.evaluate(result->placement);
