@@ -308,6 +308,9 @@ void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                 static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);
 }
 
+/// Convolution as GEMMs: for each image and group, the input windows are
+/// laid out as columns (im2col) and multiplied by the group's filters with
+/// OpenBLAS; padding reads as zeros.
 void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
                const TensorView &out, const std::vector<int64_t> &a) {
   int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
@@ -315,38 +318,40 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   int64_t oh = out.shape[2], ow = out.shape[3];
   int64_t sh = a[0], sw = a[1], ph = a[2], pw = a[3], dh = a[4], dw = a[5],
           groups = a[6];
-  int64_t og = o / groups;
+  int64_t og = o / groups, rows = cg * kh * kw, cols = oh * ow;
   const float *in = static_cast<const float *>(x.data);
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
-  parallelFor(n * o, oh * ow * cg * kh * kw, [&](int64_t first, int64_t last) {
-    for (int64_t item = first; item < last; ++item) {
-      int64_t ni = item / o, oi = item % o;
-      int64_t g = oi / og;
-      for (int64_t y = 0; y < oh; ++y)
-        for (int64_t xo = 0; xo < ow; ++xo) {
-          double sum = bias ? bias[oi] : 0.0;
-          for (int64_t ci = 0; ci < cg; ++ci) {
-            int64_t channel = g * cg + ci;
-            for (int64_t i = 0; i < kh; ++i) {
-              int64_t iy = y * sh - ph + i * dh;
-              if (iy < 0 || iy >= h)
-                continue;
-              for (int64_t j = 0; j < kw; ++j) {
-                int64_t ix = xo * sw - pw + j * dw;
-                if (ix < 0 || ix >= wd)
-                  continue;
-                sum += double(in[((ni * c + channel) * h + iy) * wd + ix]) *
-                       wt[((oi * cg + ci) * kh + i) * kw + j];
-              }
+  std::vector<float> columns(size_t(rows) * cols);
+  for (int64_t ni = 0; ni < n; ++ni)
+    for (int64_t g = 0; g < groups; ++g) {
+      parallelFor(rows, cols, [&](int64_t first, int64_t last) {
+        for (int64_t r = first; r < last; ++r) {
+          int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
+          const float *plane = in + (ni * c + g * cg + ci) * h * wd;
+          float *row = columns.data() + r * cols;
+          for (int64_t y = 0; y < oh; ++y) {
+            int64_t iy = y * sh - ph + i * dh;
+            for (int64_t xo = 0; xo < ow; ++xo) {
+              int64_t ix = xo * sw - pw + j * dw;
+              row[y * ow + xo] = iy < 0 || iy >= h || ix < 0 || ix >= wd
+                                     ? 0.0f
+                                     : plane[iy * wd + ix];
             }
           }
-          z[((ni * o + oi) * oh + y) * ow + xo] = float(sum);
         }
+      });
+      float *result = z + (ni * o + g * og) * cols;
+      if (rows && cols && og)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, cols, rows,
+                    1.0f, wt + g * og * rows, rows, columns.data(), cols, 0.0f,
+                    result, cols);
+      if (bias)
+        for (int64_t oi = 0; oi < og; ++oi)
+          for (int64_t k = 0; k < cols; ++k)
+            result[oi * cols + k] += bias[g * og + oi];
     }
-  });
-  (void)c;
 }
 
 void pool2dF32(const TensorView &x, const TensorView &out,

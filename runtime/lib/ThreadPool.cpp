@@ -12,8 +12,9 @@ using namespace tandem::rt;
 
 namespace {
 
-/// Below this many operations a loop is not worth waking workers for.
-constexpr int64_t kMinParallelWork = 1 << 16;
+/// Below this many operations a loop is not worth waking workers for (nor
+/// competing with OpenBLAS's threads, which spin for a while after a GEMM).
+constexpr int64_t kMinParallelWork = 1 << 22;
 
 class Pool {
 public:
