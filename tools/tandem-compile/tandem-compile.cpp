@@ -108,9 +108,10 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
   StringRef(TANDEM_BLAS_LIBRARIES).split(blas, ';', -1, false);
   for (StringRef library : blas)
     args.push_back(library.str());
-  SmallVector<StringRef> cudaFlags;
-  StringRef(TANDEM_CUDA_LINK_FLAGS).split(cudaFlags, '|', -1, false);
-  for (StringRef flag : cudaFlags)
+  SmallVector<StringRef> extraFlags;
+  StringRef(TANDEM_CUDA_LINK_FLAGS).split(extraFlags, '|', -1, false);
+  StringRef(TANDEM_SANITIZER_LINK_FLAGS).split(extraFlags, '|', -1, false);
+  for (StringRef flag : extraFlags)
     args.push_back(flag.str());
   args.push_back("-lpthread");
   args.push_back("-lm");
