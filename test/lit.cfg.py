@@ -77,3 +77,7 @@ try:
     config.available_features.add("numpy")
 except (OSError, subprocess.SubprocessError):
     pass
+
+# Built with ASan/UBSan (scripts/sanitize.sh).
+if getattr(config, "tandem_sanitized", 0):
+    config.available_features.add("asan")
