@@ -12,14 +12,7 @@ import tandem_e2e  # noqa: E402
 library, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(3)
-weights = {
-    "fc0.weight": rng.standard_normal((16, 13), dtype=np.float32),
-    "fc0.bias": rng.standard_normal(16, dtype=np.float32),
-    "fc1.weight": rng.standard_normal((32, 16), dtype=np.float32),
-    "fc1.bias": rng.standard_normal(32, dtype=np.float32),
-    "fc2.weight": rng.standard_normal((1, 32), dtype=np.float32),
-    "fc2.bias": rng.standard_normal(1, dtype=np.float32),
-}
+weights = tandem_e2e.mlp_weights(rng)
 path = os.path.join(work, "weights.safetensors")
 tandem_e2e.write_safetensors(path, weights)
 
@@ -47,9 +40,7 @@ status = model.tandem_model_load(path.encode() + b".missing", b"sim", error,
 print(f"load of a missing file: status {status}: {error.value.decode()}")
 assert model.tandem_model_load(path.encode(), b"sim", error, len(error)) == 0, \
     error.value
-h = np.maximum(x @ weights["fc0.weight"].T + weights["fc0.bias"], 0)
-h = np.maximum(h @ weights["fc1.weight"].T + weights["fc1.bias"], 0)
-expected = (h @ weights["fc2.weight"].T + weights["fc2.bias"]).astype(np.float32)
+expected = tandem_e2e.mlp_reference(x, weights)
 for call in range(3):  # the loaded model serves repeated calls
     status, out = infer(x)
     assert status == 0, error.value

@@ -10,10 +10,7 @@ import tandem_e2e  # noqa: E402
 out = sys.argv[1]
 os.makedirs(out, exist_ok=True)
 rng = np.random.default_rng(0)
-shapes = {"fc0.weight": (16, 13), "fc0.bias": (16,), "fc1.weight": (32, 16),
-          "fc1.bias": (32,), "fc2.weight": (1, 32), "fc2.bias": (1,)}
-weights = {name: rng.standard_normal(shape, dtype=np.float32)
-           for name, shape in shapes.items()}
+weights = tandem_e2e.mlp_weights(rng)
 np.save(os.path.join(out, "x.npy"), rng.standard_normal((128, 13), dtype=np.float32))
 np.save(os.path.join(out, "x-wrong-shape.npy"), np.zeros((64, 13), np.float32))
 np.save(os.path.join(out, "x-wrong-dtype.npy"), np.zeros((128, 13), np.float64))

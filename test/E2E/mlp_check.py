@@ -8,24 +8,9 @@ sys.path.insert(0, os.path.dirname(__file__))
 import tandem_e2e  # noqa: E402
 
 rng = np.random.default_rng(7)
-weights = {
-    "fc0.weight": rng.standard_normal((16, 13), dtype=np.float32),
-    "fc0.bias": rng.standard_normal(16, dtype=np.float32),
-    "fc1.weight": rng.standard_normal((32, 16), dtype=np.float32),
-    "fc1.bias": rng.standard_normal(32, dtype=np.float32),
-    "fc2.weight": rng.standard_normal((1, 32), dtype=np.float32),
-    "fc2.bias": rng.standard_normal(1, dtype=np.float32),
-}
+weights = tandem_e2e.mlp_weights(rng)
 x = rng.standard_normal((128, 13), dtype=np.float32)
-
-
-def relu(v):
-    return np.maximum(v, 0)
-
-
-h = relu(x @ weights["fc0.weight"].T + weights["fc0.bias"])
-h = relu(h @ weights["fc1.weight"].T + weights["fc1.bias"])
-expected = (h @ weights["fc2.weight"].T + weights["fc2.bias"]).astype(np.float32)
+expected = tandem_e2e.mlp_reference(x, weights)
 
 auto, gpu, split, work = sys.argv[1:5]
 for name, binary in [("auto", auto), ("all-gpu", gpu), ("split", split)]:

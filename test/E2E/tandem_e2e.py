@@ -79,3 +79,18 @@ def check(name, actual, expected, rtol=1e-5, atol=1e-5):
         sys.exit(f"{name}: max abs error {error:.3g} beyond rtol={rtol} "
                  f"atol={atol}")
     print(f"{name}: ok (max abs error {error:.3g})")
+
+
+def mlp_weights(rng):
+    """Weights of test/Transforms/Inputs/mlp-13-16-32-1.mlir."""
+    shapes = {"fc0.weight": (16, 13), "fc0.bias": (16,), "fc1.weight": (32, 16),
+              "fc1.bias": (32,), "fc2.weight": (1, 32), "fc2.bias": (1,)}
+    return {name: rng.standard_normal(shape, dtype=np.float32)
+            for name, shape in shapes.items()}
+
+
+def mlp_reference(x, weights):
+    """The 13 -> 16 -> 32 -> 1 MLP in NumPy."""
+    h = np.maximum(x @ weights["fc0.weight"].T + weights["fc0.bias"], 0)
+    h = np.maximum(h @ weights["fc1.weight"].T + weights["fc1.bias"], 0)
+    return (h @ weights["fc2.weight"].T + weights["fc2.bias"]).astype(np.float32)
