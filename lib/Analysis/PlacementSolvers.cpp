@@ -407,13 +407,6 @@ Placement solveGreedy(const PlacementProblem &problem) {
 
 } // namespace
 
-std::vector<int64_t> tandem::gpuBytesPerPoint(const PlacementProblem &problem,
-                                              const Placement &placement) {
-  std::vector<int64_t> live;
-  problem.evaluate(placement, &live);
-  return live;
-}
-
 Placement tandem::solveMinCut(const PlacementProblem &problem,
                               const std::vector<double> *pointPenalties,
                               const std::vector<int8_t> *fixed) {

@@ -173,10 +173,6 @@ Placement solveMinCut(const PlacementProblem &problem,
                       const std::vector<double> *pointPenalties = nullptr,
                       const std::vector<int8_t> *fixed = nullptr);
 
-/// Bytes live on the GPU at each program point under a placement.
-std::vector<int64_t> gpuBytesPerPoint(const PlacementProblem &problem,
-                                      const Placement &placement);
-
 } // namespace mlir::tandem
 
 #endif // TANDEM_ANALYSIS_PLACEMENTPROBLEM_H
