@@ -373,7 +373,6 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
       return builder.create<LLVM::LLVMFuncOp>(
           loc, name, LLVM::LLVMFunctionType::get(result, args));
     };
-    auto rtMain = declare("tandem_rt_main", i32, {i32, ptr, ptr, ptr, ptr});
     auto rtArena = declare("tandem_rt_arena", ptr, {ptr, i32});
     auto rtInput = declare("tandem_rt_input", ptr, {ptr, i32});
     auto rtWeight = declare("tandem_rt_weight", ptr, {ptr, i32});
@@ -472,19 +471,21 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
     if (library)
       emitLibraryEntryPoints(builder, loc, imageGlobal, stringsGlobal, run);
     else
-      emitMain(builder, loc, rtMain, imageGlobal, stringsGlobal, run);
+      emitMain(builder, loc, imageGlobal, stringsGlobal, run);
     return success();
   }
 
   /// main(argc, argv) hands the image and the body to the runtime.
-  void emitMain(OpBuilder &builder, Location loc, LLVM::LLVMFuncOp rtMain,
-                LLVM::GlobalOp image, LLVM::GlobalOp strings,
-                LLVM::LLVMFuncOp run) {
+  void emitMain(OpBuilder &builder, Location loc, LLVM::GlobalOp image,
+                LLVM::GlobalOp strings, LLVM::LLVMFuncOp run) {
     auto ptr = LLVM::LLVMPointerType::get(builder.getContext());
+    auto i32 = builder.getI32Type();
+    auto rtMain = builder.create<LLVM::LLVMFuncOp>(
+        loc, "tandem_rt_main",
+        LLVM::LLVMFunctionType::get(i32, {i32, ptr, ptr, ptr, ptr}));
     auto main = builder.create<LLVM::LLVMFuncOp>(
         loc, "main",
-        LLVM::LLVMFunctionType::get(builder.getI32Type(),
-                                    {builder.getI32Type(), ptr}));
+        LLVM::LLVMFunctionType::get(i32, {i32, ptr}));
     Block *entry = main.addEntryBlock(builder);
     builder.setInsertionPointToStart(entry);
     Value status =
