@@ -25,16 +25,12 @@ namespace img = tandem::image;
 
 namespace {
 
-uint64_t count(const std::vector<int64_t> &shape) {
-  return elementCount(shape).value_or(0);
-}
-
 /// Calls f(outIndex, inputOffsets) for every element of `shape`, with the
 /// offsets of each input advanced by its `strides`.
 template <size_t N, typename F>
 void forEachBroadcast(const std::vector<int64_t> &shape,
                       const std::vector<int64_t> (&strides)[N], F f) {
-  uint64_t n = count(shape);
+  uint64_t n = countOf(shape);
   size_t rank = shape.size();
   std::vector<int64_t> index(rank, 0);
   int64_t offsets[N] = {};
@@ -162,7 +158,7 @@ void binary(const TensorView &a, const TensorView &b, const TensorView &out,
   const T *y = static_cast<const T *>(b.data);
   T *z = static_cast<T *>(out.data);
   if (a.shape == out.shape && b.shape == out.shape) {
-    parallelFor(count(out.shape), 1, [&](int64_t begin, int64_t end) {
+    parallelFor(countOf(out.shape), 1, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i)
         z[i] = f(x[i], y[i]);
     });
@@ -214,7 +210,7 @@ template <typename T, typename F>
 void unary(const TensorView &x, const TensorView &out, F f) {
   const T *in = static_cast<const T *>(x.data);
   T *o = static_cast<T *>(out.data);
-  parallelFor(count(out.shape), 4, [&](int64_t begin, int64_t end) {
+  parallelFor(countOf(out.shape), 4, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       o[i] = f(in[i]);
   });
@@ -297,7 +293,7 @@ void matmulF32(const TensorView &a, const TensorView &b, const TensorView &out) 
 void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                const TensorView &out) {
   int64_t k = x.shape.back(), n = w.shape[0];
-  int64_t rows = k ? int64_t(count(x.shape)) / k : 0;
+  int64_t rows = k ? countOf(x.shape) / k : 0;
   float *z = static_cast<float *>(out.data);
   if (b)
     for (int64_t r = 0; r < rows; ++r)
@@ -493,7 +489,7 @@ void reduce(int64_t kind, const TensorView &x, const TensorView &out,
   for (size_t d = 0; d < x.shape.size(); ++d)
     if (reduced[d])
       outStrides[d] = 0;
-  uint64_t outCount = count(out.shape);
+  uint64_t outCount = countOf(out.shape);
   std::vector<Acc> acc(outCount);
   bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
   std::fill(acc.begin(), acc.end(),
@@ -514,7 +510,7 @@ void reduce(int64_t kind, const TensorView &x, const TensorView &out,
     else
       acc[o[0]] += v;
   });
-  uint64_t per = count(x.shape) / std::max<uint64_t>(outCount, 1);
+  uint64_t per = countOf(x.shape) / std::max<uint64_t>(outCount, 1);
   T *z = static_cast<T *>(out.data);
   for (uint64_t i = 0; i < outCount; ++i) {
     Acc v = acc[i];
@@ -596,7 +592,7 @@ bool takeRows(const TensorView &x, const TensorView &indices,
               const TensorView &out, int64_t axis, std::string &error) {
   int64_t outer, size, inner;
   splitAt(x.shape, axis, outer, size, inner);
-  uint64_t picks = count(indices.shape);
+  uint64_t picks = countOf(indices.shape);
   size_t item = dtypeSize(out.dtype);
   const uint8_t *in = static_cast<const uint8_t *>(x.data);
   uint8_t *z = static_cast<uint8_t *>(out.data);
@@ -738,7 +734,7 @@ bool runDataMovement(int64_t kind, const std::vector<TensorView> &ops,
                      const TensorView &out, const std::vector<int64_t> &a,
                      std::string &error) {
   size_t item = dtypeSize(out.dtype);
-  uint64_t n = count(out.shape);
+  uint64_t n = countOf(out.shape);
   switch (kind) {
   case img::kTransfer: case img::kReshape:
     std::memcpy(out.data, ops[0].data, n * item);
@@ -865,7 +861,7 @@ bool tandem::rt::runCpuKernel(int64_t kind,
       wide.push_back(operand);
       continue;
     }
-    uint64_t n = count(operand.shape);
+    uint64_t n = countOf(operand.shape);
     storage.emplace_back(n);
     for (uint64_t i = 0; i < n; ++i)
       storage.back()[i] = float(loadDouble(operand.dtype, operand.data, i));
@@ -874,7 +870,7 @@ bool tandem::rt::runCpuKernel(int64_t kind,
   TensorView out = result;
   std::vector<float> wideResult;
   if (isHalf(result.dtype)) {
-    wideResult.resize(count(result.shape));
+    wideResult.resize(countOf(result.shape));
     out = {DType::F32, result.shape, wideResult.data()};
   }
   if (!runF32OrInt(kind, wide, out, attrs, error))

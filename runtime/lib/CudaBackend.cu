@@ -58,10 +58,6 @@ bool checkBlas(cublasStatus_t status, std::string &error) {
   return false;
 }
 
-int64_t countOf(const std::vector<int64_t> &shape) {
-  return int64_t(elementCount(shape).value_or(0));
-}
-
 Layout layoutOf(const std::vector<int64_t> &out,
                 const std::vector<std::vector<int64_t>> &operandStrides) {
   Layout layout;

@@ -1,18 +1,26 @@
 //===- Layout.h - row-major layouts shared by the kernels -------*- C++ -*-===//
 //
-// Host-side helpers of the CPU and CUDA kernels: strides, broadcasting,
-// splitting a shape at an axis, and the double stored in an attribute word.
+// Host-side helpers of the CPU and CUDA kernels: element counts, strides,
+// broadcasting, splitting a shape at an axis, and the double stored in an
+// attribute word.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TANDEM_RUNTIME_LIB_LAYOUT_H
 #define TANDEM_RUNTIME_LIB_LAYOUT_H
 
+#include "tandem/runtime/Tensor.h"
+
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 namespace tandem::rt {
+
+/// Elements in `shape`; the loader has already refused shapes that overflow.
+inline int64_t countOf(const std::vector<int64_t> &shape) {
+  return int64_t(elementCount(shape).value_or(0));
+}
 
 /// Strides (in elements) of a row-major tensor of `shape`.
 inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
