@@ -75,4 +75,15 @@ TEST(MemoryPlannerTest, PeakLiveBytes) {
   EXPECT_EQ(peakLiveBytes({}), 0);
 }
 
+TEST(MemoryPlannerTest, LivePeakIsAtTheFirstFullestPoint) {
+  // 192 bytes are live at points 1, 2 and 3; the peak is reported at 1.
+  LivePeak peak = findLivePeak({{64, 0, 2}, {128, 1, 3}, {64, 3, 4}});
+  EXPECT_EQ(peak.bytes, 192);
+  EXPECT_EQ(peak.point, 1);
+  // A later, larger buffer moves it.
+  peak = findLivePeak({{64, 0, 0}, {128, 2, 2}});
+  EXPECT_EQ(peak.bytes, 128);
+  EXPECT_EQ(peak.point, 2);
+}
+
 } // namespace

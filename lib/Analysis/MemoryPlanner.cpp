@@ -140,7 +140,7 @@ MemoryPlan tandem::planMemory(const std::vector<BufferLifetime> &buffers) {
   return planBestFit(buffers);
 }
 
-int64_t tandem::peakLiveBytes(const std::vector<BufferLifetime> &buffers) {
+LivePeak tandem::findLivePeak(const std::vector<BufferLifetime> &buffers) {
   // Sweep over lifetime boundaries: +size at `first`, -size after `last`;
   // at one point, frees sort before allocations of the next.
   std::vector<std::pair<int64_t, int64_t>> events;
@@ -151,11 +151,14 @@ int64_t tandem::peakLiveBytes(const std::vector<BufferLifetime> &buffers) {
     events.push_back({buffer.last + 1, -size});
   }
   llvm::sort(events);
-  int64_t live = 0, peak = 0;
+  LivePeak peak;
+  int64_t live = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     live += events[i].second;
-    if (i + 1 == events.size() || events[i + 1].first != events[i].first)
-      peak = std::max(peak, live);
+    bool lastAtPoint =
+        i + 1 == events.size() || events[i + 1].first != events[i].first;
+    if (lastAtPoint && live > peak.bytes)
+      peak = {live, events[i].first};
   }
   return peak;
 }

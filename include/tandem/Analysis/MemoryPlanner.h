@@ -34,9 +34,18 @@ constexpr int64_t kBufferAlignment = 64;
 /// overlap.
 MemoryPlan planMemory(const std::vector<BufferLifetime> &buffers);
 
-/// The most bytes live at any one point (each rounded up to the alignment):
-/// a lower bound for any plan's arena.
-int64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers);
+/// The most bytes live at any one point (each rounded up to the alignment),
+/// a lower bound for any plan's arena, and the first point where they are.
+struct LivePeak {
+  int64_t bytes = 0;
+  int64_t point = 0;
+};
+LivePeak findLivePeak(const std::vector<BufferLifetime> &buffers);
+
+/// findLivePeak(buffers).bytes.
+inline int64_t peakLiveBytes(const std::vector<BufferLifetime> &buffers) {
+  return findLivePeak(buffers).bytes;
+}
 
 /// `bytes` rounded up to kBufferAlignment.
 inline int64_t alignBufferSize(int64_t bytes) {

@@ -25,22 +25,11 @@ struct DeviceBuffers {
   std::vector<Operation *> writers;
 };
 
-/// The point at which the most GPU bytes are live, and those buffers.
+/// The point at which the most GPU bytes are live, and those buffers,
+/// largest first.
 std::pair<int64_t, std::vector<size_t>>
-findPeak(const std::vector<BufferLifetime> &buffers, int64_t numPoints) {
-  std::vector<int64_t> delta(numPoints + 1, 0);
-  for (const BufferLifetime &buffer : buffers) {
-    delta[buffer.first] += alignBufferSize(buffer.bytes);
-    delta[buffer.last + 1] -= alignBufferSize(buffer.bytes);
-  }
-  int64_t live = 0, peak = -1, peakPoint = 0;
-  for (int64_t point = 0; point < numPoints; ++point) {
-    live += delta[point];
-    if (live > peak) {
-      peak = live;
-      peakPoint = point;
-    }
-  }
+findPeak(const std::vector<BufferLifetime> &buffers) {
+  int64_t peakPoint = findLivePeak(buffers).point;
   std::vector<size_t> alive;
   for (auto [index, buffer] : llvm::enumerate(buffers))
     if (buffer.first <= peakPoint && peakPoint <= buffer.last)
@@ -109,7 +98,7 @@ LogicalResult planFunction(FunctionOpInterface func,
 
   if (!budget || gpuArena <= *budget)
     return success();
-  auto [peakPoint, alive] = findPeak(gpu.lifetimes, numPoints);
+  auto [peakPoint, alive] = findPeak(gpu.lifetimes);
   int64_t peakBytes = 0;
   for (size_t index : alive)
     peakBytes += alignBufferSize(gpu.lifetimes[index].bytes);
