@@ -254,17 +254,7 @@ void compare(const TensorView &a, const TensorView &b, const TensorView &out,
   std::vector<int64_t> strides[2] = {broadcastStrides(a.shape, out.shape),
                                      broadcastStrides(b.shape, out.shape)};
   forEachBroadcast(out.shape, strides, [&](uint64_t i, const int64_t *o) {
-    T l = x[o[0]], r = y[o[1]];
-    bool v = false;
-    switch (predicate) {
-    case 0: v = l == r; break;
-    case 1: v = l != r; break;
-    case 2: v = l < r; break;
-    case 3: v = l <= r; break;
-    case 4: v = l > r; break;
-    case 5: v = l >= r; break;
-    }
-    z[i] = v;
+    z[i] = comparePredicate(predicate, x[o[0]], y[o[1]]);
   });
 }
 

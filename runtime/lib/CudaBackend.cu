@@ -177,17 +177,7 @@ __global__ void compareKernel(int predicate, Layout layout, int64_t n,
   GRID_LOOP(i, n) {
     int64_t o[2];
     offsetsOf(layout, i, 2, o);
-    float l = toFloat(a[o[0]]), r = toFloat(b[o[1]]);
-    bool v = false;
-    switch (predicate) {
-    case 0: v = l == r; break;
-    case 1: v = l != r; break;
-    case 2: v = l < r; break;
-    case 3: v = l <= r; break;
-    case 4: v = l > r; break;
-    case 5: v = l >= r; break;
-    }
-    out[i] = v;
+    out[i] = comparePredicate(predicate, toFloat(a[o[0]]), toFloat(b[o[1]]));
   }
 }
 
@@ -198,11 +188,7 @@ __global__ void compareKernel<int64_t>(int predicate, Layout layout, int64_t n,
   GRID_LOOP(i, n) {
     int64_t o[2];
     offsetsOf(layout, i, 2, o);
-    int64_t l = a[o[0]], r = b[o[1]];
-    bool v = predicate == 0 ? l == r : predicate == 1 ? l != r
-             : predicate == 2 ? l < r : predicate == 3 ? l <= r
-             : predicate == 4 ? l > r : l >= r;
-    out[i] = v;
+    out[i] = comparePredicate(predicate, a[o[0]], b[o[1]]);
   }
 }
 

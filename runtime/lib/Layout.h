@@ -1,8 +1,8 @@
 //===- Layout.h - row-major layouts shared by the kernels -------*- C++ -*-===//
 //
 // Host-side helpers of the CPU and CUDA kernels: element counts, strides,
-// broadcasting, splitting a shape at an axis, and the double stored in an
-// attribute word.
+// broadcasting, splitting a shape at an axis, the double stored in an
+// attribute word, and the comparison predicates.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +14,12 @@
 #include <cstdint>
 #include <cstring>
 #include <vector>
+
+#ifdef __CUDACC__
+#define TANDEM_HOST_DEVICE __host__ __device__
+#else
+#define TANDEM_HOST_DEVICE
+#endif
 
 namespace tandem::rt {
 
@@ -60,6 +66,21 @@ inline double wordToDouble(int64_t word) {
   double value;
   std::memcpy(&value, &word, sizeof(value));
   return value;
+}
+
+/// `l <predicate> r` for tandem.compare's predicate numbering
+/// (eq ne lt le gt ge = 0..5); on the host and in CUDA kernels alike.
+template <typename T>
+TANDEM_HOST_DEVICE inline bool comparePredicate(int64_t predicate, T l, T r) {
+  switch (predicate) {
+  case 0: return l == r;
+  case 1: return l != r;
+  case 2: return l < r;
+  case 3: return l <= r;
+  case 4: return l > r;
+  case 5: return l >= r;
+  }
+  return false;
 }
 
 } // namespace tandem::rt
