@@ -1,4 +1,4 @@
-"""Turns lit's closing summary into the line 'N passed, N failed, N skipped'.
+"""Turns lit's closing summary into 'N skipped' and 'N passed, N failed'.
 
 Reads a lit log (lit -s output); exits 1 if any test failed or if the log
 holds no summary at all (lit did not run).
@@ -22,5 +22,7 @@ skipped = sum(counts.get(key, 0) for key in SKIPPED)
 if not counts:
     failed = max(failed, 1)
     print("lit printed no summary", file=sys.stderr)
-print(f"{passed} passed, {failed} failed, {skipped} skipped")
+# The last line is exactly "N passed, N failed", the form CI reads.
+print(f"{skipped} skipped (unsupported on this machine)")
+print(f"{passed} passed, {failed} failed")
 sys.exit(1 if failed else 0)

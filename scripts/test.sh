@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets Tandem up (scripts/setup.sh), then runs every test: the lit/FileCheck
-# suite and the GoogleTest unit tests, in one lit run. Ends with the line
-# "N passed, N failed[, N skipped]" and exits non-zero if anything failed.
+# suite and the GoogleTest unit tests, in one lit run. Prints "N skipped",
+# then, last, "N passed, N failed", and exits non-zero if anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
