@@ -40,23 +40,26 @@
 using namespace mlir;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.mlir>"),
+// The tool's own options; --help hides the many LLVM registers globally.
+static cl::OptionCategory compileCategory("tandem-compile options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::cat(compileCategory), cl::desc("<model.mlir>"),
                                       cl::Required);
-static cl::opt<std::string> outputFile("o", cl::desc("Output file"),
+static cl::opt<std::string> outputFile("o", cl::cat(compileCategory), cl::desc("Output file"),
                                        cl::value_desc("file"), cl::Required);
-static cl::opt<std::string> gpuMemory("gpu-memory",
+static cl::opt<std::string> gpuMemory("gpu-memory", cl::cat(compileCategory),
                                       cl::desc("GPU memory budget (e.g. 4GiB); "
                                                "default: the profile's"),
                                       cl::init(""));
 static cl::opt<std::string>
-    deviceProfile("device-profile",
+    deviceProfile("device-profile", cl::cat(compileCategory),
                   cl::desc("Builtin profile or JSON path"), cl::init("h200"));
-static cl::opt<std::string> strategy("strategy", cl::desc("Placement strategy"),
+static cl::opt<std::string> strategy("strategy", cl::cat(compileCategory), cl::desc("Placement strategy"),
                                      cl::init("auto"));
-static cl::opt<std::string> report("report",
+static cl::opt<std::string> report("report", cl::cat(compileCategory),
                                    cl::desc("Write the placement report (JSON)"),
                                    cl::init(""));
-static cl::opt<std::string> emit("emit",
+static cl::opt<std::string> emit("emit", cl::cat(compileCategory),
                                  cl::desc("exe, lib, obj, llvm or mlir"),
                                  cl::init("exe"));
 
@@ -128,6 +131,7 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  cl::HideUnrelatedOptions(compileCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-compile: compile a Tandem model into a "
                               "native executable\n");
