@@ -8,16 +8,22 @@
 using namespace mlir;
 
 std::string tandem::formatLocation(Location loc) {
-  std::string text = "-";
+  // A frontend names ops after their module ("layer1.0.conv1") around the
+  // source line; show both.
+  std::string name, file;
   loc->walk([&](Location inner) {
-    if (auto file = dyn_cast<FileLineColLoc>(inner)) {
-      text = llvm::formatv("{0}:{1}:{2}", file.getFilename().getValue(),
-                           file.getLine(), file.getColumn());
-      return WalkResult::interrupt();
-    }
+    if (auto named = dyn_cast<NameLoc>(inner); named && name.empty())
+      name = named.getName().str();
+    if (auto line = dyn_cast<FileLineColLoc>(inner); line && file.empty())
+      file = llvm::formatv("{0}:{1}:{2}", line.getFilename().getValue(),
+                           line.getLine(), line.getColumn());
     return WalkResult::advance();
   });
-  return text;
+  if (!name.empty() && !file.empty())
+    return name + " @ " + file;
+  if (!name.empty())
+    return name;
+  return file.empty() ? "-" : file;
 }
 
 std::string tandem::formatBytes(int64_t bytes) {

@@ -1,0 +1,16 @@
+"""Tandem's PyTorch frontend.
+
+    import tandem
+    tandem.export(module, example_args, "out/model")   # model.mlir + .safetensors
+    run = tandem.compile(module, example_args, gpu_memory="4GiB")
+    y = run(x)                                          # computed by the binary
+    with tandem.device_guard("cpu"): ...                # pins ops (tandem.pin)
+
+Import it with PYTHONPATH=<repository>/python. See docs/frontend.md.
+"""
+from .compiled import CompiledModel, compile, find_compiler
+from .errors import CompileError, ExportError, RuntimeFailure, TandemError
+from .exporter import device_guard, export
+
+__all__ = ["export", "compile", "device_guard", "CompiledModel", "find_compiler",
+           "TandemError", "ExportError", "CompileError", "RuntimeFailure"]

@@ -1,0 +1,311 @@
+"""`tandem.export`: an nn.Module and example inputs → `prefix.mlir` (the
+tandem dialect) and `prefix.safetensors` (its parameters and buffers).
+
+The module is traced with `torch.export` in eval mode and decomposed to core
+ATen; `lowering.LOWERINGS` maps each ATen op onto the dialect. Ops traced
+inside `tandem.device_guard(...)` carry `tandem.pin`. Every op carries the
+location of the model's source line that made it, and the module path
+(`layer1.0.conv1`). Both files are written only when the whole export
+succeeded.
+"""
+import contextlib
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from . import mlir
+from .errors import ExportError
+from .lowering import LOWERINGS, Context, Unavailable, describe, tensor_type
+from .mlir import Value
+from .weights import SAFETENSORS_DTYPES, write_safetensors
+
+PIN_KEY = "tandem_pin"
+TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+@contextlib.contextmanager
+def device_guard(device: str = "cpu"):
+    """Ops traced inside run on `device` ("cpu", "gpu" or "gpu:N"): they carry
+    `tandem.pin`, which placement never overrides (PaddlePaddle's
+    device_guard). Outside an export it does nothing."""
+    mlir.device(device)  # rejects unknown names now, not at export
+    annotate = getattr(torch.fx.traceback, "annotate", None)
+    if annotate is None:
+        raise ExportError("tandem.device_guard needs torch.fx.traceback.annotate "
+                          f"(PyTorch 2.9 or later); this is {torch.__version__}")
+    with annotate({PIN_KEY: device}):
+        yield
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    code: str
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in [^\n]*\n'
+                    r'(?P<code>[^\n]*)?')
+
+
+def source_frame(node) -> Optional[Frame]:
+    """The innermost frame of the node's stack trace outside PyTorch itself:
+    the model's own line."""
+    trace = node.meta.get("stack_trace") if hasattr(node, "meta") else None
+    if not trace:
+        return None
+    frames = [Frame(m["file"], int(m["line"]), (m["code"] or "").strip())
+              for m in _FRAME.finditer(trace + "\n")]
+    if not frames:
+        return None
+    own = [f for f in frames if not f.file.startswith(TORCH_DIR)]
+    frame = (own or frames)[-1]
+    return Frame(short_path(frame.file), frame.line, frame.code)
+
+
+def short_path(path: str) -> str:
+    """A source path as people read it: from the package root for installed
+    packages (torchvision/models/resnet.py), relative to the working folder
+    for the user's own files."""
+    marker = "site-packages" + os.sep
+    if marker in path:
+        return path.split(marker, 1)[1]
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def module_path(node) -> str:
+    """`layer1.0.conv1` for an op traced in that submodule."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    path = re.sub(r"\[(\d+)\]", r".\1", path)
+    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", path)
+    return path.strip(".")
+
+
+def location_of(node) -> mlir.Location:
+    frame = source_frame(node)
+    name = module_path(node)
+    if frame is None:
+        return mlir.Location(name=name) if name else mlir.UNKNOWN
+    return mlir.Location(frame.file, frame.line, 0, name)
+
+
+def trace(module, example_args):
+    """torch.export in eval mode, decomposed to core ATen; scaled dot-product
+    attention is kept whole (the lowering spells out its math form)."""
+    training = {m: m.training for m in module.modules()}
+    module.eval()
+    try:
+        with torch.fx.traceback.preserve_node_meta():
+            program = torch.export.export(module, tuple(example_args),
+                                          strict=False)
+        table = torch.export.default_decompositions()
+        sdpa = torch.ops.aten.scaled_dot_product_attention.default
+        if sdpa in table:
+            del table[sdpa]
+        return program.run_decompositions(table)
+    except ExportError:
+        raise
+    except Exception as error:
+        raise ExportError(explain_trace_failure(module, error)) from error
+    finally:
+        for submodule, mode in training.items():
+            submodule.train(mode)
+
+
+def explain_trace_failure(module, error) -> str:
+    text = str(error).strip()
+    first = text.splitlines()[0] if text else type(error).__name__
+    kind = type(error).__name__
+    name = type(module).__name__
+    if "data-dependent" in text or "DataDependent" in kind or \
+            "GuardOnDataDependent" in kind:
+        return (f"torch.export cannot trace {name}: its control flow depends on "
+                f"tensor values (data-dependent), which a static graph cannot "
+                f"express: {first}")
+    return f"torch.export cannot trace {name}: {kind}: {first}"
+
+
+class Exporter:
+    def __init__(self, program):
+        self.program = program
+        self.builder = mlir.FunctionBuilder()
+        self.cx = Context(self.builder)
+        self.cx.values = {}
+        self.weights = {}  # name → tensor the graph reads
+
+    def run(self):
+        signature = self.program.graph_signature
+        kinds = {spec.arg.name: spec for spec in signature.input_specs}
+        for spec in signature.output_specs:
+            if spec.kind.name != "USER_OUTPUT":
+                raise ExportError(f"the module changes {spec.kind.name.lower()} "
+                                  f"'{spec.target}' while it runs; Tandem "
+                                  "exports pure inference (eval mode)")
+        for node in self.program.graph.nodes:
+            if node.op == "placeholder":
+                self.cx.values[node] = self.placeholder(node, kinds[node.name])
+            elif node.op == "call_function":
+                self.cx.values[node] = self.call(node)
+            elif node.op == "output":
+                self.output(node)
+            else:
+                raise ExportError(f"unexpected graph node {node.op} {node.target}")
+
+    def placeholder(self, node, spec):
+        kind = spec.kind.name
+        fake = node.meta.get("val")
+        if kind == "USER_INPUT":
+            if not isinstance(fake, torch.Tensor):
+                raise ExportError(f"input '{node.name}' is {fake!r}, not a tensor: "
+                                  "Tandem models take tensors only")
+            try:
+                return self.builder.add_argument(tensor_type(fake))
+            except ExportError as error:
+                raise ExportError(f"input '{node.name}': {error}") from None
+        if kind in ("PARAMETER", "BUFFER", "CONSTANT_TENSOR"):
+            name = spec.target
+            tensor = self.program.state_dict.get(name)
+            if tensor is None:
+                tensor = self.program.constants.get(name)
+            if tensor is None:
+                raise ExportError(f"no value for {kind.lower()} '{name}'")
+            if kind == "CONSTANT_TENSOR":
+                name = "constant." + name
+            try:
+                type = tensor_type(tensor)
+            except ExportError as error:
+                raise ExportError(f"{kind.lower()} '{name}': {error}") from None
+            self.weights[name] = tensor
+            return self.builder.create("tandem.weight", [], type,
+                                       {"name": mlir.string(name)},
+                                       mlir.Location(name=name))
+        raise ExportError(f"input '{node.name}' of kind {kind} is not supported")
+
+    def convert(self, arg):
+        """A node argument with graph nodes replaced by their values."""
+        if isinstance(arg, torch.fx.Node):
+            value = self.cx.values[arg]
+            if isinstance(value, Unavailable):
+                raise self.cx.error(f"the model uses {value.what}, which Tandem "
+                                    "does not compute")
+            return value
+        if isinstance(arg, (list, tuple)):
+            return type(arg)(self.convert(a) for a in arg)
+        return arg
+
+    def call(self, node):
+        lowering = LOWERINGS.get(node.target)
+        self.cx.node = node
+        if lowering is None:
+            raise ExportError(f"unsupported op {describe(node)}: Tandem has no "
+                              "lowering for it")
+        self.cx.location = location_of(node)
+        self.cx.pin = node.meta.get("custom", {}).get(PIN_KEY) \
+            if isinstance(node.meta.get("custom"), dict) else None
+        args = self.convert(node.args)
+        kwargs = {k: self.convert(v) for k, v in node.kwargs.items()}
+        try:
+            return lowering(self.cx, *args, **kwargs)
+        except ExportError:
+            raise
+        except Exception as error:  # a lowering's own bug: still say where
+            raise ExportError(f"{describe(node)}: cannot lower it: "
+                              f"{type(error).__name__}: {error}") from error
+
+    def output(self, node):
+        results = []
+        for k, arg in enumerate(node.args[0]):
+            value = self.convert(arg) if isinstance(arg, torch.fx.Node) else arg
+            if not isinstance(value, Value):
+                raise ExportError(f"output {k} is {value!r}, not a tensor: Tandem "
+                                  "models return tensors only")
+            results.append(value)
+        if not results:
+            raise ExportError("the module returns no tensor")
+        self.builder.set_results(results)
+
+    def weights_file_contents(self):
+        """Every parameter and buffer of a supported dtype under its
+        state_dict name, plus the constants the graph reads."""
+        tensors = {name: t for name, t in self.program.state_dict.items()
+                   if t.dtype in SAFETENSORS_DTYPES}
+        tensors.update(self.weights)
+        return tensors
+
+
+def export(module: torch.nn.Module, example_args, prefix: str):
+    """Writes `prefix.mlir` and `prefix.safetensors`; returns both paths.
+
+    `example_args` is a tensor or a tuple of tensors: the shapes and dtypes
+    `@main` takes. Raises ExportError (and writes nothing) when the module
+    cannot be exported."""
+    example_args = normalize_example_args(module, example_args)
+    program = trace(module, example_args)
+    exporter = Exporter(program)
+    exporter.run()
+    text = header(module, example_args) + exporter.builder.print()
+    tensors = exporter.weights_file_contents()
+    mlir_path, weights_path = prefix + ".mlir", prefix + ".safetensors"
+    write_both(mlir_path, text, weights_path, tensors)
+    return mlir_path, weights_path
+
+
+def normalize_example_args(module, example_args):
+    """The example inputs as a tuple of tensors, or an ExportError."""
+    if not isinstance(module, torch.nn.Module):
+        raise ExportError(f"expected an nn.Module, got {type(module).__name__}")
+    if isinstance(example_args, torch.Tensor):
+        example_args = (example_args,)
+    example_args = tuple(example_args)
+    for k, arg in enumerate(example_args):
+        if not isinstance(arg, torch.Tensor):
+            raise ExportError(f"example argument {k} is {type(arg).__name__}, "
+                              "not a tensor")
+    return example_args
+
+
+def header(module, example_args) -> str:
+    shapes = ", ".join(f"{tuple(a.shape)} {a.dtype}" for a in example_args)
+    return (f"// Exported by tandem.export from {type(module).__name__} "
+            f"(torch {torch.__version__}), inputs: {shapes}\n")
+
+
+def write_text(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def write_both(mlir_path, text, weights_path, tensors):
+    """Writes both files through temporary names, so that a failure leaves
+    neither half-written."""
+    directory = os.path.dirname(os.path.abspath(mlir_path))
+    os.makedirs(directory, exist_ok=True)
+    temporaries = []
+    try:
+        for path, write in ((mlir_path, lambda p: write_text(p, text)),
+                            (weights_path, lambda p: write_safetensors(p, tensors))):
+            handle, temporary = tempfile.mkstemp(
+                dir=os.path.dirname(os.path.abspath(path)),
+                prefix=os.path.basename(path) + ".")
+            os.close(handle)
+            temporaries.append((temporary, path))
+            write(temporary)
+        for temporary, path in temporaries:
+            os.replace(temporary, path)
+        temporaries = []
+    finally:
+        for temporary, _ in temporaries:
+            if os.path.exists(temporary):
+                os.unlink(temporary)

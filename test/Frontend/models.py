@@ -1,0 +1,169 @@
+"""The models the frontend must handle (issue 5), at CI size, each with its
+example inputs. Weights are PyTorch's default initialization under a fixed
+seed; batch norm statistics are randomized so that eval-mode batch norm does
+real work."""
+import math
+
+import torch
+from torch import nn
+
+
+def seeded(function):
+    def build():
+        torch.manual_seed(0)
+        return function()
+    build.__name__ = function.__name__
+    build.__doc__ = function.__doc__
+    return build
+
+
+def randomize_batch_norm(model):
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.running_mean.uniform_(-0.2, 0.2)
+                module.running_var.uniform_(0.5, 1.5)
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.2, 0.2)
+    return model
+
+
+@seeded
+def mlp():
+    """The 13→16→32→1 regression MLP of USERS.md story 3, batch 506."""
+    model = nn.Sequential(nn.Linear(13, 16), nn.ReLU(), nn.Linear(16, 32),
+                          nn.ReLU(), nn.Linear(32, 1))
+    return model, (torch.randn(506, 13),)
+
+
+@seeded
+def resnet18():
+    import torchvision
+    model = randomize_batch_norm(torchvision.models.resnet18(num_classes=100))
+    return model, (torch.randn(2, 3, 64, 64),)
+
+
+@seeded
+def mobilenet_v2():
+    """Depthwise (grouped) convolutions and ReLU6."""
+    import torchvision
+    model = randomize_batch_norm(torchvision.models.mobilenet_v2(num_classes=100))
+    return model, (torch.randn(2, 3, 64, 64),)
+
+
+@seeded
+def transformer_encoder():
+    model = nn.TransformerEncoderLayer(d_model=256, nhead=4, dim_feedforward=1024,
+                                       batch_first=True, dropout=0.1)
+    return model, (torch.randn(8, 64, 256),)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, width, heads, context):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(width, 3 * width)
+        self.c_proj = nn.Linear(width, width)
+        self.register_buffer("bias", torch.tril(torch.ones(context, context))
+                             .view(1, 1, context, context))
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q, k, v = self.c_attn(x).split(width, dim=2)
+        head = width // self.heads
+        q = q.view(batch, length, self.heads, head).transpose(1, 2)
+        k = k.view(batch, length, self.heads, head).transpose(1, 2)
+        v = v.view(batch, length, self.heads, head).transpose(1, 2)
+        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(head))
+        scores = scores.masked_fill(self.bias[:, :, :length, :length] == 0,
+                                    float("-inf"))
+        y = torch.softmax(scores, dim=-1) @ v
+        y = y.transpose(1, 2).contiguous().view(batch, length, width)
+        return self.c_proj(y)
+
+
+class GPT2Block(nn.Module):
+    """A GPT-2 decoder block (nanoGPT's): pre-norm, causal self-attention
+    with a masked_fill causal mask, a GELU (tanh) MLP."""
+
+    def __init__(self, width=128, heads=4, context=64):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(width)
+        self.attn = CausalSelfAttention(width, heads, context)
+        self.ln_2 = nn.LayerNorm(width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width),
+                                 nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT2(nn.Module):
+    """Token and position embeddings, two blocks, the tied LM head."""
+
+    def __init__(self, vocabulary=1024, width=256, context=64, layers=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocabulary, width)
+        self.wpe = nn.Embedding(context, width)
+        self.blocks = nn.ModuleList(GPT2Block(width, 4, context)
+                                    for _ in range(layers))
+        self.ln_f = nn.LayerNorm(width)
+        self.lm_head = nn.Linear(width, vocabulary, bias=False)
+        self.lm_head.weight = self.wte.weight
+
+    def forward(self, ids):
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        x = self.wte(ids) + self.wpe(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+@seeded
+def gpt2():
+    return GPT2(), (torch.randint(0, 1024, (4, 64)),)
+
+
+class DLRM(nn.Module):
+    """DLRM-style: a bottom MLP over dense features, one large embedding
+    table per sparse feature (sum-pooled bags of ids), pairwise dot-product
+    interactions, a top MLP, a click probability."""
+
+    def __init__(self, dense=13, tables=(200000, 50000, 1000), width=32):
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(dense, 512), nn.ReLU(),
+                                    nn.Linear(512, 256), nn.ReLU(),
+                                    nn.Linear(256, width), nn.ReLU())
+        self.embeddings = nn.ModuleList(nn.Embedding(rows, width)
+                                        for rows in tables)
+        features = len(tables) + 1
+        pairs = features * (features - 1) // 2
+        self.top = nn.Sequential(nn.Linear(width + pairs, 512), nn.ReLU(),
+                                 nn.Linear(512, 256), nn.ReLU(),
+                                 nn.Linear(256, 1))
+        rows, cols = torch.triu_indices(features, features, offset=1)
+        self.register_buffer("pair_index", rows * features + cols,
+                             persistent=False)
+
+    def forward(self, dense, sparse):
+        x = self.bottom(dense)
+        pooled = [table(sparse[:, k]).sum(dim=1)
+                  for k, table in enumerate(self.embeddings)]
+        features = torch.stack([x] + pooled, dim=1)
+        interactions = torch.bmm(features, features.transpose(1, 2))
+        flat = interactions.flatten(1)[:, self.pair_index]
+        return torch.sigmoid(self.top(torch.cat([x, flat], dim=1)))
+
+
+@seeded
+def dlrm():
+    model = DLRM()
+    batch = 1024
+    return model, (torch.randn(batch, 13),
+                   torch.randint(0, 1000, (batch, 3, 8)))
+
+
+MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
+                                  transformer_encoder, gpt2, dlrm)}
