@@ -18,6 +18,7 @@
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Conversion/Passes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/InitAll.h"
@@ -140,6 +141,16 @@ int main(int argc, char **argv) {
     return fail("unknown --emit '" + emit +
                 "': expected exe, lib, obj, llvm or mlir");
 
+  // Flags are checked before the model is read, so their errors come first
+  // and alone.
+  if (!gpuMemory.empty())
+    if (llvm::Expected<int64_t> bytes = tandem::parseByteSize(gpuMemory); !bytes)
+      return fail("--gpu-memory: " + llvm::toString(bytes.takeError()));
+  if (llvm::Expected<tandem::DeviceProfile> profile =
+          tandem::loadDeviceProfile(deviceProfile);
+      !profile)
+    return fail("--device-profile: " + llvm::toString(profile.takeError()));
+
   DialectRegistry registry;
   tandem::registerAllDialects(registry);
   registerBuiltinDialectTranslation(registry);
@@ -147,6 +158,8 @@ int main(int argc, char **argv) {
   tandem::registerAllPasses();
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  // A failing pass must not dump the whole model after its message.
+  context.printOpOnDiagnostic(false);
 
   std::string openError;
   std::unique_ptr<llvm::MemoryBuffer> file =
