@@ -78,6 +78,21 @@ try:
 except (OSError, subprocess.SubprocessError):
     pass
 
+# The frontend's tests need PyTorch and torchvision (scripts/setup.sh
+# installs both); PYTHONPATH finds the package in the tree.
+try:
+    subprocess.run([sys.executable, "-c", "import torch, torchvision"],
+                   check=True, capture_output=True, timeout=300)
+    config.available_features.add("torch")
+except (OSError, subprocess.SubprocessError):
+    pass
+config.environment["PYTHONPATH"] = os.path.join(config.tandem_src_root, "python")
+config.environment["TANDEM_COMPILE"] = os.path.join(config.tandem_tools_dir,
+                                                    "tandem-compile")
+# torch.export's own warnings go to stderr; keep its caches in the test tree.
+config.environment["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(
+    config.tandem_obj_root, "torch-cache")
+
 # Built with ASan/UBSan (scripts/sanitize.sh).
 if getattr(config, "tandem_sanitized", 0):
     config.available_features.add("asan")

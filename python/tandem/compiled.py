@@ -77,7 +77,7 @@ class CompiledModel:
     `library_path` are the files it was built from."""
 
     def __init__(self, library_path, weights_path, mlir_path, input_types,
-                 output_types, report, backend):
+                 output_types, report, backend, aten_ops=()):
         if backend not in BACKENDS:
             raise RuntimeFailure(f"unknown backend '{backend}': expected one of "
                                  f"{', '.join(BACKENDS)}")
@@ -88,6 +88,7 @@ class CompiledModel:
         self.output_types = output_types
         self.report = report
         self.backend = backend
+        self.aten_ops = set(aten_ops)  # what the export lowered
         self._error = ctypes.create_string_buffer(4096)
         self._library = ctypes.CDLL(library_path, mode=ctypes.RTLD_LOCAL)
         self._library.tandem_model_load.argtypes = [
@@ -181,4 +182,4 @@ def compile(module, example_args, gpu_memory=None, device_profile=None,
     return CompiledModel(library_path, weights_path, mlir_path,
                          [a.type for a in exporter.builder.arguments],
                          [r.type for r in exporter.builder.results], report,
-                         backend)
+                         backend, exporter.aten_ops)

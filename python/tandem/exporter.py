@@ -12,6 +12,7 @@ import contextlib
 import os
 import re
 import tempfile
+import traceback
 from dataclasses import dataclass
 from typing import Optional
 
@@ -129,12 +130,25 @@ def explain_trace_failure(module, error) -> str:
     first = text.splitlines()[0] if text else type(error).__name__
     kind = type(error).__name__
     name = type(module).__name__
-    if "data-dependent" in text or "DataDependent" in kind or \
-            "GuardOnDataDependent" in kind:
-        return (f"torch.export cannot trace {name}: its control flow depends on "
-                f"tensor values (data-dependent), which a static graph cannot "
-                f"express: {first}")
-    return f"torch.export cannot trace {name}: {kind}: {first}"
+    where = failing_line(error)
+    if "data-dependent" in text or "DataDependent" in kind:
+        return (f"torch.export cannot trace {name}{where}: its control flow "
+                f"depends on tensor values (data-dependent), which a static "
+                f"graph cannot express: {first}")
+    return f"torch.export cannot trace {name}{where}: {kind}: {first}"
+
+
+def failing_line(error) -> str:
+    """` at file:line (code)` for the model's innermost frame in the
+    exception's traceback, or ''."""
+    own = [frame for frame in traceback.extract_tb(error.__traceback__)
+           if not frame.filename.startswith(TORCH_DIR)
+           and not frame.filename.startswith(os.path.dirname(__file__))]
+    if not own:
+        return ""
+    frame = own[-1]
+    code = f" ({frame.line.strip()})" if frame.line else ""
+    return f" at {short_path(frame.filename)}:{frame.lineno}{code}"
 
 
 class Exporter:
@@ -144,6 +158,7 @@ class Exporter:
         self.cx = Context(self.builder)
         self.cx.values = {}
         self.weights = {}  # name → tensor the graph reads
+        self.aten_ops = set()  # the overloads lowered
 
     def run(self):
         signature = self.program.graph_signature
@@ -211,6 +226,7 @@ class Exporter:
         if lowering is None:
             raise ExportError(f"unsupported op {describe(node)}: Tandem has no "
                               "lowering for it")
+        self.aten_ops.add(node.target)
         self.cx.location = location_of(node)
         self.cx.pin = node.meta.get("custom", {}).get(PIN_KEY) \
             if isinstance(node.meta.get("custom"), dict) else None

@@ -560,6 +560,22 @@ def _unbind(cx, x, dim=0):
             split_sizes(cx, x, [1] * x.type.shape[axis], axis)]
 
 
+@lowers(aten.repeat.default)
+def _repeat(cx, x, repeats):
+    """Tiles x: each dim d repeated r times is a broadcast of [1, d] to
+    [r, d], folded back into one dim of r·d."""
+    out = cx.result_type()
+    repeats = [int(r) for r in repeats]
+    shape = (1,) * (len(repeats) - x.type.rank) + x.type.shape
+    interleaved = [d for dim in shape for d in (1, dim)]
+    tiled = [d for r, dim in zip(repeats, shape) for d in (r, dim)]
+    spread = cx.reshape(x, interleaved)
+    if tuple(tiled) != tuple(interleaved):
+        spread = cx.emit("tandem.broadcast_to", [spread],
+                         x.type.with_shape(tiled))
+    return cx.reshape(spread, out.shape)
+
+
 @lowers(aten.cat.default)
 def _cat(cx, tensors, dim=0):
     out = cx.result_type()
@@ -935,6 +951,17 @@ def _any(cx, x, dims=None, keepdim=False):
 @lowers(aten.all.dim, aten.all.dims, aten.all.default)
 def _all(cx, x, dims=None, keepdim=False):
     return any_or_all(cx, x, dims, keepdim, "tandem.reduce_min")
+
+
+@lowers(aten.linalg_vector_norm.default)
+def _vector_norm(cx, x, order=2, dims=None, keepdim=False, dtype=None):
+    if order != 2:
+        raise cx.error(f"vector norm of order {order}: Tandem lowers the 2-norm")
+    out = cx.result_type()
+    x = cx.cast(x, out.element)
+    squares = cx.emit("tandem.mul", [x, x], x.type)
+    total = reduce(cx, "tandem.reduce_sum", squares, dims, keepdim, out)
+    return cx.emit("tandem.sqrt", [total], out)
 
 
 @lowers(aten.argmax.default)

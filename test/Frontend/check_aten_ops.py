@@ -1,0 +1,111 @@
+"""Every ATen op the frontend lowers, in one module with one output per case,
+compiled twice (all on the CPU; all on the sim GPU) and compared with
+PyTorch. Prints one line per output: its ATen ops and its error."""
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import tandem  # noqa: E402
+
+TOLERANCE = 1e-5  # relative to the output's largest magnitude
+
+
+def cases(x, img, ids, seq):
+    """(name, value) pairs; the names say which ATen ops they exercise."""
+    y = x * 0.5 + 0.25
+    q = seq.view(2, 8, 2, 8).transpose(1, 2)
+    return [
+        ("add/sub/mul/div/rsub with scalars", (x + 2) * 3 - x / 4 + (1 - x)),
+        ("add alpha, sub alpha", torch.add(x, y, alpha=2) - torch.sub(x, y, alpha=3)),
+        ("maximum/minimum/pow/reciprocal", torch.maximum(x, y) * torch.minimum(x, y)
+         + torch.pow(x.abs() + 1, 1.5) + torch.reciprocal(x.abs() + 1) + x ** 2),
+        ("neg/abs/exp/log/sqrt/rsqrt", -x.abs() + torch.exp(x / 4) + torch.log(x.abs() + 1)
+         + torch.sqrt(x.abs()) + torch.rsqrt(x.abs() + 1)),
+        ("tanh/sigmoid/relu/gelu/silu", torch.tanh(x) + torch.sigmoid(x) + F.relu(x)
+         + F.gelu(x) + F.gelu(x, approximate="tanh") + F.silu(x)),
+        ("hardtanh/relu6/clamp/hardsigmoid/hardswish/leaky_relu",
+         F.hardtanh(x) + F.relu6(x * 4) + x.clamp(-0.5, 0.7) + x.clamp(min=0.1)
+         + F.hardsigmoid(x) + F.hardswish(x) + F.leaky_relu(x, 0.2)),
+        ("compare/where/masked_fill/logical", torch.where(x > y, x, y)
+         + x.masked_fill(x < 0, -1.0)
+         + ((x >= 0) & (y <= 0.5) | ~(x != y)).float()),
+        ("cast to int and back", (x * 10).to(torch.int64).to(torch.float32)),
+        ("sum/mean/amax/amin", x.sum(1, keepdim=True) + x.mean(0) + x.amax(1, keepdim=True)
+         + x.amin(0)),
+        ("max.dim values and argmax", x.max(dim=1).values + x.argmax(1).float()
+         + x.argmax().float()),
+        ("any/all", x.gt(1).any(1).float() + x.gt(-3).all(1).float()),
+        ("softmax/log_softmax", F.softmax(x, dim=1) + F.log_softmax(x, dim=0)),
+        ("layer_norm with and without affine", F.layer_norm(seq, (16,))
+         + nn.functional.layer_norm(seq, (8, 16), torch.ones(8, 16) * 2)),
+        ("normalize (vector norm)", F.normalize(x, dim=1)),
+        ("view/reshape/flatten/unsqueeze/squeeze", x.view(4, 2, 8).flatten(1)
+         .unsqueeze(0).squeeze(0).reshape(8, 8)),
+        ("permute/transpose/t", x.t().contiguous() + x.transpose(0, 1)
+         + x.permute(1, 0)),
+        ("expand", x[:, :1].expand(8, 8) + x[:1].expand(8, 8)),
+        ("slice with step/select", x[1:7:2, ::3].sum() + x[:, 2] .sum() + x[-1]),
+        ("split/chunk/unbind/cat/stack", torch.cat(list(x.split(3, dim=1))[::-1], 1)
+         + torch.stack(x.chunk(2, 0), 0).sum(0).repeat(2, 1) + torch.stack(
+             x.unbind(1), 1)),
+        ("mm/addmm/bmm/matmul/baddbmm", x @ y + torch.addmm(x, x, y, beta=0.5, alpha=2)
+         + torch.bmm(x.view(2, 4, 8), y.view(2, 8, 4)).reshape(8, 4).repeat(1, 2)
+         + torch.baddbmm(x.view(2, 4, 8)[:, :, :4], x.view(2, 4, 8),
+                         y.view(2, 8, 4)).reshape(8, 4).repeat(1, 2)),
+        ("linear on 3-D input", F.linear(seq, torch.ones(5, 16) * 0.1, torch.ones(5))),
+        ("scaled_dot_product_attention causal and masked",
+         F.scaled_dot_product_attention(q, q, q, is_causal=True)
+         + F.scaled_dot_product_attention(q, q, q, attn_mask=torch.ones(8, 8).tril().bool())),
+        ("conv2d strided/padded/dilated/grouped + bias",
+         F.conv2d(img, torch.ones(4, 2, 3, 3) * 0.1, torch.ones(4), stride=2, padding=1,
+                  dilation=1, groups=2)
+         + F.conv2d(img, torch.ones(4, 4, 3, 3) * 0.05, None, stride=2, padding=2,
+                    dilation=2)),
+        ("conv1d", F.conv1d(seq, torch.ones(3, 8, 3) * 0.1, padding=1)),
+        ("max_pool2d/avg_pool2d/adaptive_avg_pool2d",
+         F.max_pool2d(img, 2) + F.avg_pool2d(img, 3, 2, 1)
+         + F.adaptive_avg_pool2d(img, (4, 4))),
+        ("adaptive_avg_pool2d to 1x1", F.adaptive_avg_pool2d(img, 1)),
+        ("batch_norm (eval)", F.batch_norm(img, torch.zeros(4) + 0.1, torch.ones(4) * 2,
+                                           torch.ones(4), torch.zeros(4), False)),
+        ("embedding/index_select/index", F.embedding(ids, x) .sum(1)
+         + x.index_select(0, ids[0]).sum(0) + x[ids[1]].sum(0)),
+        ("arange/triu/tril/full/zeros_like/ones_like",
+         torch.arange(8).float() * 0.5 + torch.triu(x, 1) + torch.tril(x, -1)
+         + torch.full((8, 8), 0.25) + torch.zeros_like(x) + torch.ones_like(x)),
+        ("new tensors in forward: scalar_tensor/where with scalars",
+         torch.where(x > 0, 1.0, -1.0) * torch.tensor(3.0)),
+    ]
+
+
+class Zoo(nn.Module):
+    def forward(self, x, img, ids, seq):
+        return tuple(value for _, value in cases(x, img, ids, seq))
+
+
+torch.manual_seed(0)
+inputs = (torch.randn(8, 8), torch.randn(1, 4, 8, 8),
+          torch.randint(0, 8, (2, 3)), torch.randn(2, 8, 16))
+names = [name for name, _ in cases(*inputs)]
+with torch.no_grad():
+    expected = Zoo()(*inputs)
+failed = 0
+for strategy in ("all-cpu", "all-gpu"):
+    run = tandem.compile(Zoo(), inputs, strategy=strategy, backend="sim",
+                         workdir=os.path.join(sys.argv[1], strategy))
+    got = run(*inputs)
+    for name, value, want in zip(names, got, expected):
+        error = ((value.double() - want.double()).abs().max() /
+                 want.double().abs().max().clamp_min(1e-30)).item()
+        ok = value.shape == want.shape and error <= TOLERANCE
+        failed += not ok
+        print(f"{strategy}: {name}: {error:.1e} {'ok' if ok else 'FAILED'}")
+    run.close()
+lowered = sorted({str(op) for op in run.aten_ops})
+print(f"{len(lowered)} ATen ops lowered: {' '.join(lowered)}")
+print(f"{2 * len(names) - failed} outputs ok, {failed} failed")
+sys.exit(1 if failed else 0)
