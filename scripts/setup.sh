@@ -29,11 +29,19 @@ if ((${#missing[@]})); then
     --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-# NumPy, for the end-to-end tests' references.
+# Python packages from PyPI: NumPy for the end-to-end tests' references,
+# PyTorch and torchvision for the frontend (python/tandem) and its tests.
+pip_install() {
+  python3 -m pip install -q "$@" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "$@"
+}
 if ! python3 -c "import numpy" 2>/dev/null; then
   echo "setup: installing numpy"
-  python3 -m pip install -q numpy 2>/dev/null ||
-    python3 -m pip install -q --break-system-packages numpy
+  pip_install numpy
+fi
+if ! python3 -c "import torch, torchvision" 2>/dev/null; then
+  echo "setup: installing torch and torchvision (PyPI; about 4 GB with CUDA libraries)"
+  pip_install torch torchvision
 fi
 
 build_dir=${TANDEM_BUILD_DIR:-build}
