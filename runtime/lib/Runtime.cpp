@@ -194,7 +194,12 @@ struct TandemRuntime {
   std::vector<void *> weightData;
   SafetensorsFile weightsFile;
   std::vector<void *> outputs;
-  std::map<std::string, OpStats> stats;
+  // Per op of the image, built once so that executing an op allocates
+  // nothing: its operand and result views (only the data pointers change
+  // between calls) and its timings, summed by name for the reports.
+  std::vector<std::vector<TensorView>> operandViews;
+  std::vector<TensorView> resultViews;
+  std::vector<OpStats> opStats;
   struct TraceEvent {
     std::string name;
     int64_t device;
@@ -210,6 +215,25 @@ struct TandemRuntime {
 };
 
 namespace {
+
+/// The timings summed over the ops of one name on one device, keyed
+/// "name@device" (what --profile and --profile-json report).
+std::map<std::string, OpStats> statsByName(const TandemRuntime &rt) {
+  std::map<std::string, OpStats> byName;
+  for (size_t index = 0; index < rt.opStats.size(); ++index) {
+    const OpStats &op = rt.opStats[index];
+    if (op.calls == 0)
+      continue;
+    const OpRecord &record = rt.image.ops[index];
+    OpStats &sum = byName[record.name + "@" +
+                          (record.device == img::kGpu ? "gpu" : "cpu")];
+    sum.calls += op.calls;
+    sum.total += op.total;
+    sum.min = std::min(sum.min, op.min);
+    sum.max = std::max(sum.max, op.max);
+  }
+  return byName;
+}
 
 [[noreturn]] void fatal(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -449,6 +473,16 @@ bool setUp(TandemRuntime &rt, std::string &error) {
       return false;
   }
   rt.outputs.assign(rt.image.outputs.size(), nullptr);
+  rt.operandViews.clear();
+  rt.resultViews.clear();
+  for (const OpRecord &op : rt.image.ops) {
+    std::vector<TensorView> views;
+    for (const TensorDesc &operand : op.operands)
+      views.push_back({operand.dtype, operand.shape, nullptr});
+    rt.operandViews.push_back(std::move(views));
+    rt.resultViews.push_back({op.result.dtype, op.result.shape, nullptr});
+  }
+  rt.opStats.assign(rt.image.ops.size(), OpStats());
   return true;
 }
 
@@ -514,7 +548,7 @@ void writeProfileJson(TandemRuntime &rt, double totalSeconds) {
                (long long)rt.d2hBytes, (long long)(rt.h2dCount + rt.d2hCount),
                rt.copySeconds * 1e6);
   bool first = true;
-  for (const auto &[key, stats] : rt.stats) {
+  for (const auto &[key, stats] : statsByName(rt)) {
     size_t at = key.rfind('@');
     std::fprintf(f,
                  "%s\n    {\"name\": %s, \"device\": \"%s\", \"calls\": %lld, "
@@ -573,7 +607,7 @@ void printProfile(TandemRuntime &rt, double totalSeconds) {
               rt.copySeconds * 1e3, (long long)(rt.h2dCount + rt.d2hCount));
   std::printf("%-28s %-6s %7s %11s %11s %11s %11s\n", "op", "device", "calls",
               "total ms", "min ms", "max ms", "avg ms");
-  for (const auto &[key, stats] : rt.stats) {
+  for (const auto &[key, stats] : statsByName(rt)) {
     size_t at = key.rfind('@');
     std::printf("%-28s %-6s %7lld %11.4f %11.4f %11.4f %11.4f\n",
                 key.substr(0, at).c_str(), key.substr(at + 1).c_str(),
@@ -724,10 +758,11 @@ extern "C" void tandem_rt_execute(TandemRuntime *rt, int32_t index,
   if (!rt->failure.empty())
     return;
   const OpRecord &op = rt->image.ops[index];
-  std::vector<TensorView> views;
-  for (size_t k = 0; k < op.operands.size(); ++k)
-    views.push_back({op.operands[k].dtype, op.operands[k].shape, operands[k]});
-  TensorView out{op.result.dtype, op.result.shape, result};
+  std::vector<TensorView> &views = rt->operandViews[index];
+  for (size_t k = 0; k < views.size(); ++k)
+    views[k].data = operands[k];
+  TensorView &out = rt->resultViews[index];
+  out.data = result;
   double start = now();
   std::string error;
   bool ok;
@@ -760,8 +795,7 @@ extern "C" void tandem_rt_execute(TandemRuntime *rt, int32_t index,
   }
   if (!rt->options.trace.empty())
     rt->trace.push_back({op.name, op.device, start - rt->origin, seconds});
-  OpStats &stats = rt->stats[op.name + "@" +
-                             (op.device == img::kGpu ? "gpu" : "cpu")];
+  OpStats &stats = rt->opStats[index];
   ++stats.calls;
   stats.total += seconds;
   stats.min = std::min(stats.min, seconds);

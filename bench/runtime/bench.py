@@ -1,0 +1,136 @@
+"""The runtime benchmark (a program, not a test): a model compiled by Tandem
+against the same model in PyTorch eager, on the CPU, side by side in one run.
+
+Each model is defined once in PyTorch and exported with tandem.export, so
+both sides run the same weights on the same inputs; the binary runs on the
+CPU (placement under the CPU-only `host` profile) with as many threads as
+PyTorch (torch.get_num_threads(); OpenBLAS and the runtime's pool default to
+the machine's cores). Times are per run, averaged over a round of runs (the
+binary's own --profile-json total; perf_counter around PyTorch's calls after
+a warm-up); each figure is the better of two rounds (the machine is shared). The tower is also set against what OpenBLAS's sgemm alone reaches
+on its four GEMMs.
+
+Usage: bench/runtime/run.sh [SCALE]   (runs per round × SCALE; default 1)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+from torch import nn
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+import tandem  # noqa: E402
+
+BUILD = os.environ.get("TANDEM_BUILD_DIR", os.path.join(ROOT, "build"))
+# Runs per round scale with the model so that each round lasts a good part of
+# a second: SCALE multiplies them (bench/runtime/run.sh 0.1 for a quick look).
+SCALE = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+
+
+def mlp():
+    return (nn.Sequential(nn.Linear(13, 16), nn.ReLU(), nn.Linear(16, 32),
+                          nn.ReLU(), nn.Linear(32, 1)),
+            (torch.randn(128, 13),))
+
+
+def tower():
+    layers = []
+    for _ in range(4):
+        layers += [nn.Linear(1024, 1024), nn.ReLU()]
+    return nn.Sequential(*layers), (torch.randn(256, 1024),)
+
+
+def cnn():
+    return (nn.Sequential(nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                          nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(64, 10)),
+            (torch.randn(32, 3, 64, 64),))
+
+
+MODELS = [("MLP 13-16-32-1, batch 128", mlp, 2 * 128 * (13 * 16 + 16 * 32 + 32),
+           20000),
+          ("4 x (1024->1024, relu), batch 256", tower, 4 * 2 * 256 * 1024 * 1024,
+           50),
+          ("small CNN (2 conv, pools), batch 32", cnn,
+           2 * 32 * 32 * 64 * 64 * 3 * 9 + 2 * 32 * 64 * 32 * 32 * 32 * 9, 20)]
+
+
+def best_of_two(measure):
+    return min(measure(), measure())
+
+
+def torch_us(model, args, runs):
+    def measure():
+        with torch.inference_mode():
+            for _ in range(3):
+                model(*args)
+            start = time.perf_counter()
+            for _ in range(runs):
+                model(*args)
+            return (time.perf_counter() - start) / runs * 1e6
+    return best_of_two(measure)
+
+
+def tandem_us(name, model, args, runs, work):
+    prefix = os.path.join(work, name)
+    mlir_path, weights = tandem.export(model, args, prefix)
+    tandem.compiled.run_compiler(mlir_path, prefix, "exe", None, "host", "auto")
+    command = [prefix, "--weights", weights, "--repeat", str(runs)]
+    for k, arg in enumerate(args):
+        path = f"{prefix}.input{k}.npy"
+        np.save(path, arg.numpy())
+        command += ["--input", path]
+
+    def measure():
+        profile = f"{prefix}.profile.json"
+        subprocess.run(command + ["--profile-json", profile], check=True,
+                       capture_output=True)
+        with open(profile) as f:
+            report = json.load(f)
+        return report["total_us"] / report["runs"]
+    return best_of_two(measure)
+
+
+def sgemm(m, n, k, runs):
+    """(us, GFLOP/s) of one sgemm m x n x k, the better of two runs."""
+    best = None
+    for _ in range(2):
+        out = subprocess.run([os.path.join(BUILD, "bin", "tandem-bench-sgemm"),
+                              str(m), str(n), str(k), str(runs)],
+                             capture_output=True, text=True, check=True).stdout
+        us, gflops = map(float, out.split()[:2])
+        best = (us, gflops) if best is None or us < best[0] else best
+    return best
+
+
+def main():
+    torch.manual_seed(0)
+    threads = torch.get_num_threads()
+    print(f"{os.cpu_count()} CPUs, PyTorch {torch.__version__} with {threads} "
+          f"threads; per-run times, best of two rounds")
+    print(f"{'model':<36} {'tandem us':>10} {'torch us':>10} {'speedup':>8} "
+          f"{'GFLOP/s':>8}")
+    with tempfile.TemporaryDirectory() as work:
+        for k, (title, build, flops, runs) in enumerate(MODELS):
+            runs = max(1, int(runs * SCALE))
+            model, args = build()
+            model.eval()
+            ours = tandem_us(f"model{k}", model, args, runs, work)
+            theirs = torch_us(model, args, runs)
+            print(f"{title:<36} {ours:>10.1f} {theirs:>10.1f} "
+                  f"{theirs / ours:>7.2f}x {flops / ours / 1e3:>8.1f}")
+            if build is tower:
+                gemm_us, gemm_gflops = sgemm(256, 1024, 1024, runs)
+                print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<36} {4 * gemm_us:>10.1f} "
+                      f"{'':>10} {'':>8} {gemm_gflops:>8.1f}   tandem reaches "
+                      f"{4 * gemm_us / ours:.2f}x of it")
+
+
+if __name__ == "__main__":
+    main()
