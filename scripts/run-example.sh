@@ -56,3 +56,7 @@ else
   echo
   echo "placed IR: $out/placed.mlir; picture (Graphviz DOT): $out/placement.dot"
 fi
+
+echo
+echo "== PyTorch: torchvision resnet18 exported, compiled under 40MiB and run (examples/pytorch/resnet18.py)"
+python3 examples/pytorch/resnet18.py
