@@ -298,6 +298,12 @@ def header(module, example_args) -> str:
             f"(torch {torch.__version__}), inputs: {shapes}\n")
 
 
+def current_umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_text(path, text):
     with open(path, "w") as f:
         f.write(text)
@@ -318,6 +324,7 @@ def write_both(mlir_path, text, weights_path, tensors):
             os.close(handle)
             temporaries.append((temporary, path))
             write(temporary)
+            os.chmod(temporary, 0o666 & ~current_umask())  # mkstemp made it 0600
         for temporary, path in temporaries:
             os.replace(temporary, path)
         temporaries = []

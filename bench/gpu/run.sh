@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The GPU benchmark: on a machine with a CUDA GPU, runs the CUDA tests and
+# measures Tandem all-gpu vs Tandem auto under a budget vs PyTorch eager CUDA
+# vs PyTorch with accelerate-style offload on the same models and budget,
+# and copy bandwidth against pinned cudaMemcpyAsync (bench.py says how).
+# Results go to OUT (results.md, results.json, cuda-tests.txt).
+#
+# Usage: bench/gpu/run.sh OUT [PREPARED]
+#   Without PREPARED, it first prepares the binaries in OUT/prepared (needs
+#   the built tree: scripts/setup.sh). With PREPARED (made elsewhere by
+#   `python3 bench/gpu/bench.py prepare DIR`), it needs only PyTorch and the
+#   GPU: the way to run it on a GPU machine that has no LLVM.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:?usage: bench/gpu/run.sh OUT [PREPARED]}
+mkdir -p "$out"
+prepared=${2:-}
+if [ -z "$prepared" ]; then
+  prepared="$out/prepared"
+  python3 bench/gpu/bench.py prepare "$prepared"
+fi
+export LD_LIBRARY_PATH="$prepared/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# PyTorch's wheels carry CUDA's libraries (cuBLAS, cuDNN): the binaries use
+# them where /usr/local/cuda is absent.
+torch_cuda_libs=$(python3 -c "import glob, os, torch; print(':'.join(sorted({os.path.dirname(p) for p in glob.glob(os.path.join(os.path.dirname(torch.__file__), '..', 'nvidia', '**', 'lib', '*.so*'), recursive=True)})))" 2>/dev/null || true)
+[ -n "$torch_cuda_libs" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$torch_cuda_libs"
+
+# The CUDA tests need the built tree's lit and tools; elsewhere say so.
+lit=/usr/lib/llvm-19/build/utils/lit/lit.py
+build=${TANDEM_BUILD_DIR:-build}
+if [ -x "$build/bin/tandem-compile" ] && [ -f "$lit" ]; then
+  python3 "$lit" -v "$build/test/E2E/ops-cuda.test" \
+    "$build/test/Tools/tandem-calibrate-gpu.test" > "$out/cuda-tests.txt" 2>&1 || true
+  tail -5 "$out/cuda-tests.txt"
+else
+  echo "CUDA tests not run: no built tree here (they need tandem-compile and lit)" |
+    tee "$out/cuda-tests.txt"
+fi
+python3 bench/gpu/bench.py run "$prepared" "$out"
