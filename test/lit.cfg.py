@@ -70,22 +70,21 @@ def _has_libfuzzer():
 if _has_libfuzzer():
     config.available_features.add("libfuzzer")
 
-# The end-to-end tests compute their references with NumPy.
-try:
-    subprocess.run([sys.executable, "-c", "import numpy"],
-                   check=True, capture_output=True, timeout=60)
-    config.available_features.add("numpy")
-except (OSError, subprocess.SubprocessError):
-    pass
+def _python_imports(modules):
+    try:
+        subprocess.run([sys.executable, "-c", "import " + modules],
+                       check=True, capture_output=True, timeout=300)
+        return True
+    except (OSError, subprocess.SubprocessError):
+        return False
 
-# The frontend's tests need PyTorch and torchvision (scripts/setup.sh
-# installs both); PYTHONPATH finds the package in the tree.
-try:
-    subprocess.run([sys.executable, "-c", "import torch, torchvision"],
-                   check=True, capture_output=True, timeout=300)
+# The end-to-end tests compute their references with NumPy; the frontend's
+# tests need PyTorch and torchvision (scripts/setup.sh installs all three).
+if _python_imports("numpy"):
+    config.available_features.add("numpy")
+if _python_imports("torch, torchvision"):
     config.available_features.add("torch")
-except (OSError, subprocess.SubprocessError):
-    pass
+# PYTHONPATH finds the frontend in the tree.
 config.environment["PYTHONPATH"] = os.path.join(config.tandem_src_root, "python")
 config.environment["TANDEM_COMPILE"] = os.path.join(config.tandem_tools_dir,
                                                     "tandem-compile")

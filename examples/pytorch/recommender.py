@@ -7,6 +7,7 @@ same split is the user's pin, as PaddlePaddle's device_guard is.
     python3 examples/pytorch/recommender.py
 """
 import sys
+from contextlib import nullcontext
 
 import torch
 from torch import nn
@@ -17,37 +18,48 @@ import tandem
 
 
 class Recommender(nn.Module):
-    def __init__(self, rows=1_000_000, width=64, pin_lookup=False):
+    """A table lookup, sum-pooled, then an MLP tower and a click head;
+    `pin_lookup`/`pin_head` wrap those parts in tandem.device_guard (the test
+    of device_guard uses this model too)."""
+
+    def __init__(self, rows=1_000_000, width=64, pin_lookup=False, pin_head=False,
+                 tower=(1024, 1024, 256)):
         super().__init__()
-        self.pin_lookup = pin_lookup
+        self.pin_lookup, self.pin_head = pin_lookup, pin_head
         self.table = nn.Embedding(rows, width)
-        self.tower = nn.Sequential(nn.Linear(width, 1024), nn.ReLU(),
-                                   nn.Linear(1024, 1024), nn.ReLU(),
-                                   nn.Linear(1024, 256), nn.ReLU())
-        self.head = nn.Linear(256, 1)
+        layers, previous = [], width
+        for size in tower:
+            layers += [nn.Linear(previous, size), nn.ReLU()]
+            previous = size
+        self.tower = nn.Sequential(*layers)
+        self.head = nn.Linear(previous, 1)
 
     def forward(self, ids):
-        if self.pin_lookup:
-            with tandem.device_guard("cpu"):
-                pooled = self.table(ids).sum(dim=1)
-        else:
+        with tandem.device_guard("cpu") if self.pin_lookup else nullcontext():
             pooled = self.table(ids).sum(dim=1)
-        return torch.sigmoid(self.head(self.tower(pooled)))
+        hidden = self.tower(pooled)
+        with tandem.device_guard("gpu") if self.pin_head else nullcontext():
+            return torch.sigmoid(self.head(hidden))
 
 
-torch.manual_seed(0)
-ids = torch.randint(0, 1_000_000, (4096, 20))
-for pin in (False, True):
-    model = Recommender(pin_lookup=pin).eval()
-    label = "pinned with device_guard" if pin else "placed by Tandem"
-    print(f"== {label}: v100-32gb, GPU budget 128MiB")
-    run = tandem.compile(model, (ids,), gpu_memory="128MiB",
-                         device_profile="v100-32gb", backend="auto",
-                         workdir=f"{OUT}/recommender-{'pin' if pin else 'auto'}")
-    placement_by_module(run.report)
-    with torch.no_grad():
-        expected = model(ids)
-    error = (run(ids) - expected).abs().max().item()
-    print(f"  compiled and run: max |tandem - torch| = {error:.1e}\n")
-    if error > 1e-5:
-        sys.exit("the compiled model differs from PyTorch")
+def main():
+    torch.manual_seed(0)
+    ids = torch.randint(0, 1_000_000, (4096, 20))
+    for pin in (False, True):
+        model = Recommender(pin_lookup=pin).eval()
+        label = "pinned with device_guard" if pin else "placed by Tandem"
+        print(f"== {label}: v100-32gb, GPU budget 128MiB")
+        run = tandem.compile(model, (ids,), gpu_memory="128MiB",
+                             device_profile="v100-32gb", backend="auto",
+                             workdir=f"{OUT}/recommender-{'pin' if pin else 'auto'}")
+        placement_by_module(run.report)
+        with torch.no_grad():
+            expected = model(ids)
+        error = (run(ids) - expected).abs().max().item()
+        print(f"  compiled and run: max |tandem - torch| = {error:.1e}\n")
+        if error > 1e-5:
+            sys.exit("the compiled model differs from PyTorch")
+
+
+if __name__ == "__main__":
+    main()

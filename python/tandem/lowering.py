@@ -174,26 +174,26 @@ def promoted_element(x, y) -> str:
     return TORCH_ELEMENTS[dtype]
 
 
+def with_alpha(cx, name, x, y, alpha):
+    """x (op) alpha·y: PyTorch's add/sub with their `alpha`."""
+    if alpha != 1:
+        y = scaled_operand(cx, y, alpha, cx.result_type().element)
+    return binary(cx, name, x, y)
+
+
 @lowers(aten.add.Tensor, aten.add.Scalar)
 def _add(cx, x, y, alpha=1):
-    out = cx.result_type()
-    if alpha != 1:
-        y = scaled_operand(cx, y, alpha, out.element)
-    return binary(cx, "tandem.add", x, y)
+    return with_alpha(cx, "tandem.add", x, y, alpha)
 
 
 @lowers(aten.sub.Tensor, aten.sub.Scalar)
 def _sub(cx, x, y, alpha=1):
-    out = cx.result_type()
-    if alpha != 1:
-        y = scaled_operand(cx, y, alpha, out.element)
-    return binary(cx, "tandem.sub", x, y)
+    return with_alpha(cx, "tandem.sub", x, y, alpha)
 
 
 @lowers(aten.rsub.Tensor, aten.rsub.Scalar)
 def _rsub(cx, x, y, alpha=1):
-    return _sub(cx, y, x, alpha) if alpha == 1 else _sub(
-        cx, y, scaled_operand(cx, x, alpha, cx.result_type().element))
+    return with_alpha(cx, "tandem.sub", y, x, alpha)
 
 
 def scaled_operand(cx, y, factor, element):

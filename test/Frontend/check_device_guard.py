@@ -4,34 +4,12 @@ import os
 import sys
 
 import torch
-from torch import nn
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
 import tandem  # noqa: E402
-
-
-class Recommender(nn.Module):
-    """USERS.md story 1 in small: a table lookup, then an MLP tower."""
-
-    def __init__(self, pin_lookup, pin_head):
-        super().__init__()
-        self.pin_lookup, self.pin_head = pin_lookup, pin_head
-        self.table = nn.Embedding(50000, 64)
-        self.tower = nn.Sequential(nn.Linear(64, 1024), nn.ReLU(),
-                                   nn.Linear(1024, 1024), nn.ReLU())
-        self.head = nn.Linear(1024, 1)
-
-    def forward(self, ids):
-        if self.pin_lookup:
-            with tandem.device_guard("cpu"):
-                pooled = self.table(ids).sum(dim=1)
-        else:
-            pooled = self.table(ids).sum(dim=1)
-        hidden = self.tower(pooled)
-        if self.pin_head:
-            with tandem.device_guard("gpu"):
-                return torch.sigmoid(self.head(hidden))
-        return torch.sigmoid(self.head(hidden))
+from recommender import Recommender  # noqa: E402  USERS.md story 1's model
 
 
 def placement(model, ids, workdir):
@@ -53,7 +31,8 @@ torch.manual_seed(0)
 ids = torch.randint(0, 50000, (1024, 16))
 work = sys.argv[1]
 for pin_lookup, pin_head in ((False, False), (True, True)):
-    model = Recommender(pin_lookup, pin_head)
+    model = Recommender(rows=50000, width=64, tower=(1024, 1024),
+                        pin_lookup=pin_lookup, pin_head=pin_head)
     label = "pinned" if pin_lookup else "free"
     folder = os.path.join(work, label)
     ops, error = placement(model, ids, folder)
