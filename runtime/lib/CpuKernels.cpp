@@ -294,9 +294,10 @@ void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                 static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);
 }
 
-/// Convolution as GEMMs: for each image and group, the input windows are
-/// laid out as columns (im2col) and multiplied by the group's filters with
-/// OpenBLAS; padding reads as zeros.
+/// Convolution as GEMMs: the input windows of a chunk of images are laid out
+/// as columns (im2col; padding reads as zeros) and each group's filters
+/// multiply all of them in one OpenBLAS call, which keeps the GEMM wide for
+/// small images; the product is then scattered back to NCHW.
 void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
                const TensorView &out, const std::vector<int64_t> &a) {
   int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
@@ -309,35 +310,64 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
-  std::vector<float> columns(size_t(rows) * cols);
-  for (int64_t ni = 0; ni < n; ++ni)
+  if (rows == 0 || cols == 0 || og == 0 || n == 0) {
+    for (int64_t i = 0, e = n * o * cols; i < e; ++i)
+      z[i] = bias ? bias[(i / cols) % o] : 0.0f;
+    return;
+  }
+  // Images per GEMM: as many as keep the columns within about 32 MiB.
+  int64_t chunk = std::clamp<int64_t>((int64_t(8) << 20) / (rows * cols), 1, n);
+  std::vector<float> columns(size_t(rows) * chunk * cols);
+  std::vector<float> product(chunk > 1 ? size_t(og) * chunk * cols : 0);
+  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+    int64_t images = std::min(chunk, n - n0), width = images * cols;
     for (int64_t g = 0; g < groups; ++g) {
-      parallelFor(rows, cols, [&](int64_t first, int64_t last) {
-        for (int64_t r = first; r < last; ++r) {
+      parallelFor(rows * images, cols, [&](int64_t first, int64_t last) {
+        for (int64_t task = first; task < last; ++task) {
+          int64_t r = task % rows, image = task / rows;
           int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
-          const float *plane = in + (ni * c + g * cg + ci) * h * wd;
-          float *row = columns.data() + r * cols;
+          const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
+          float *row = columns.data() + r * width + image * cols;
+          // Output columns whose input column lies inside the image.
+          int64_t offset = j * dw - pw;
+          int64_t x0 = std::min(ow, std::max<int64_t>(0, (-offset + sw - 1) / sw));
+          int64_t x1 = std::max(x0, std::min(ow, (wd - offset + sw - 1) / sw));
           for (int64_t y = 0; y < oh; ++y) {
+            float *dst = row + y * ow;
             int64_t iy = y * sh - ph + i * dh;
-            for (int64_t xo = 0; xo < ow; ++xo) {
-              int64_t ix = xo * sw - pw + j * dw;
-              row[y * ow + xo] = iy < 0 || iy >= h || ix < 0 || ix >= wd
-                                     ? 0.0f
-                                     : plane[iy * wd + ix];
+            if (iy < 0 || iy >= h) {
+              std::fill(dst, dst + ow, 0.0f);
+              continue;
             }
+            const float *src = plane + iy * wd + offset;
+            std::fill(dst, dst + x0, 0.0f);
+            for (int64_t xo = x0; xo < x1; ++xo)
+              dst[xo] = src[xo * sw];
+            std::fill(dst + x1, dst + ow, 0.0f);
           }
         }
       });
-      float *result = z + (ni * o + g * og) * cols;
-      if (rows && cols && og)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, cols, rows,
-                    1.0f, wt + g * og * rows, rows, columns.data(), cols, 0.0f,
-                    result, cols);
-      if (bias)
-        for (int64_t oi = 0; oi < og; ++oi)
-          for (int64_t k = 0; k < cols; ++k)
-            result[oi * cols + k] += bias[g * og + oi];
+      // One image: the GEMM writes the output directly.
+      float *result = images == 1 ? z + (n0 * o + g * og) * cols : product.data();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, width, rows,
+                  1.0f, wt + g * og * rows, rows, columns.data(), width, 0.0f,
+                  result, width);
+      for (int64_t image = 0; image < images; ++image)
+        for (int64_t oi = 0; oi < og; ++oi) {
+          float *dst = z + ((n0 + image) * o + g * og + oi) * cols;
+          const float *src = result + oi * width + image * cols;
+          float add = bias ? bias[g * og + oi] : 0.0f;
+          if (images == 1) {
+            if (bias)
+              for (int64_t k = 0; k < cols; ++k)
+                dst[k] += add;
+          } else {
+            for (int64_t k = 0; k < cols; ++k)
+              dst[k] = src[k] + add;
+          }
+        }
     }
+  }
 }
 
 void pool2dF32(const TensorView &x, const TensorView &out,
@@ -347,21 +377,40 @@ void pool2dF32(const TensorView &x, const TensorView &out,
   int64_t kh = a[0], kw = a[1], sh = a[2], sw = a[3], ph = a[4], pw = a[5];
   const float *in = static_cast<const float *>(x.data);
   float *z = static_cast<float *>(out.data);
+  // Each output row accumulates window row by window row and column by
+  // column, over all its outputs at once (long, branch-free inner loops).
+  // Padding is -inf for max and 0 for the average, so it is skipped; padded
+  // zeros still count in the average's divisor (count_include_pad=True).
+  float start = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  float scale = max ? 1.0f : 1.0f / float(kh * kw);
   parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
-  for (int64_t p = first; p < last; ++p)
-    for (int64_t y = 0; y < oh; ++y)
-      for (int64_t xo = 0; xo < ow; ++xo) {
-        double acc = max ? -std::numeric_limits<double>::infinity() : 0.0;
-        for (int64_t i = 0; i < kh; ++i)
+    for (int64_t p = first; p < last; ++p)
+      for (int64_t y = 0; y < oh; ++y) {
+        float *acc = z + (p * oh + y) * ow;
+        std::fill(acc, acc + ow, start);
+        int64_t top = y * sh - ph;
+        for (int64_t i = std::max<int64_t>(0, -top); i < std::min(kh, h - top);
+             ++i) {
+          const float *row = in + (p * h + top + i) * w;
           for (int64_t j = 0; j < kw; ++j) {
-            int64_t iy = y * sh - ph + i, ix = xo * sw - pw + j;
-            if (iy < 0 || iy >= h || ix < 0 || ix >= w)
-              continue; // padding: -inf for max, 0 for the average
-            float v = in[(p * h + iy) * w + ix];
-            acc = max ? (std::isnan(v) || v > acc ? v : acc) : acc + v;
+            // Outputs whose input column j lies inside the image.
+            int64_t offset = j - pw;
+            int64_t x0 = std::min(ow, std::max<int64_t>(0, (-offset + sw - 1) / sw));
+            int64_t x1 = std::max(x0, std::min(ow, (w - offset + sw - 1) / sw));
+            const float *src = row + offset;
+            if (max)
+              for (int64_t xo = x0; xo < x1; ++xo) {
+                float v = src[xo * sw];
+                acc[xo] = v > acc[xo] || v != v ? v : acc[xo];
+              }
+            else
+              for (int64_t xo = x0; xo < x1; ++xo)
+                acc[xo] += src[xo * sw];
           }
-        // Padded zeros count in the average (count_include_pad=True).
-        z[(p * oh + y) * ow + xo] = float(max ? acc : acc / double(kh * kw));
+        }
+        if (!max)
+          for (int64_t xo = 0; xo < ow; ++xo)
+            acc[xo] *= scale;
       }
   });
 }
@@ -464,9 +513,51 @@ void batchNormF32(const std::vector<TensorView> &ops, const TensorView &out,
 // Reductions
 //===----------------------------------------------------------------------===//
 
+/// The common case, reduced axes that are consecutive dimensions: x is
+/// [outer, reduced, inner] and each output element folds one strided run,
+/// in parallel over the outputs. Returns false for other axis sets.
+template <typename T, typename Acc>
+bool reduceConsecutive(int64_t kind, const TensorView &x, const TensorView &out,
+                       const std::vector<int64_t> &axes) {
+  int64_t first = *std::min_element(axes.begin(), axes.end());
+  int64_t last = *std::max_element(axes.begin(), axes.end());
+  if (last - first + 1 != int64_t(axes.size()))
+    return false;
+  int64_t outer = 1, count = 1, inner = 1;
+  for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
+    (d < first ? outer : d <= last ? count : inner) *= x.shape[d];
+  bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
+  const T *in = static_cast<const T *>(x.data);
+  T *z = static_cast<T *>(out.data);
+  parallelFor(outer * inner, count, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const T *run = in + (o / inner) * count * inner + o % inner;
+      Acc acc = isMax   ? std::numeric_limits<Acc>::lowest()
+                : isMin ? std::numeric_limits<Acc>::max()
+                        : Acc(0);
+      bool nan = false;
+      for (int64_t r = 0; r < count; ++r) {
+        Acc v = Acc(run[r * inner]);
+        if constexpr (!std::is_integral_v<T>)
+          nan |= v != v;
+        acc = isMax ? std::max(acc, v) : isMin ? std::min(acc, v) : acc + v;
+      }
+      if (kind == img::kReduceMean)
+        acc = count ? acc / Acc(count) : Acc(NAN);
+      if constexpr (!std::is_integral_v<T>)
+        if ((isMax || isMin) && nan)
+          acc = Acc(NAN);
+      z[o] = T(acc);
+    }
+  });
+  return true;
+}
+
 template <typename T, typename Acc>
 void reduce(int64_t kind, const TensorView &x, const TensorView &out,
             const std::vector<int64_t> &axes) {
+  if (!axes.empty() && reduceConsecutive<T, Acc>(kind, x, out, axes))
+    return;
   std::vector<bool> reduced(x.shape.size(), false);
   for (int64_t axis : axes)
     reduced[axis] = true;
