@@ -47,3 +47,25 @@ func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
   %a = tandem.relu %x : tensor<8xf32>
   return %a : tensor<8xf32>
 }
+
+// -----
+
+// A reshape owns no buffer (the lowering reads its operand's bytes): it gets
+// no offset, and its operand's buffer lives until the reshape's last user,
+// through a chain of reshapes. Without that, %n would reuse %a's slot while
+// %r2 still reads it; with it the three live buffers take three slots.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: tandem.cpu_arena_bytes = 12288 : i64
+// CHECK: %[[A:.*]] = tandem.relu %arg0 {tandem.device = #tandem.device<cpu>, tandem.offset = 0 : i64}
+// CHECK: tandem.reshape %[[A]] {tandem.device = #tandem.device<cpu>} :
+// CHECK: tandem.reshape %{{.*}} {tandem.device = #tandem.device<cpu>} :
+// CHECK: tandem.neg %arg0 {tandem.device = #tandem.device<cpu>, tandem.offset = 4096 : i64}
+// CHECK: tandem.add {{.*}}tandem.offset = 8192 : i64
+func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %a = tandem.relu %x {tandem.device = #tandem.device<cpu>} : tensor<1024xf32>
+  %r1 = tandem.reshape %a {tandem.device = #tandem.device<cpu>} : tensor<1024xf32> -> tensor<32x32xf32>
+  %r2 = tandem.reshape %r1 {tandem.device = #tandem.device<cpu>} : tensor<32x32xf32> -> tensor<1024xf32>
+  %n = tandem.neg %x {tandem.device = #tandem.device<cpu>} : tensor<1024xf32>
+  %c = tandem.add %r2, %n {tandem.device = #tandem.device<cpu>} : tensor<1024xf32>
+  return %c : tensor<1024xf32>
+}

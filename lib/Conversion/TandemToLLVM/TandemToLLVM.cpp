@@ -302,8 +302,8 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
     for (Operation &op : body) {
       if (isa<WeightOp>(op))
         weights.push_back(&op);
-      else if (&op != terminator)
-        ops.push_back(&op);
+      else if (&op != terminator && !isa<ReshapeOp>(op))
+        ops.push_back(&op); // a reshape is its operand's buffer: no op runs
     }
     image.words = {img::kMagic,
                    img::kVersion,
@@ -446,6 +446,12 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
                       op.getLoc(), rtWeight,
                       ValueRange{rt, constant(i32, weightIndex[&op])})
                   .getResult();
+        continue;
+      }
+      if (isa<ReshapeOp>(op)) {
+        // Buffers are dense and row-major: a reshape reads the same bytes
+        // (--tandem-plan-memory keeps them alive for its users).
+        address[op.getResult(0)] = address.lookup(op.getOperand(0));
         continue;
       }
       Value result = bufferOf(&op);

@@ -51,9 +51,27 @@ LogicalResult planFunction(FunctionOpInterface func,
   }
   int64_t numPoints = order.size();
 
+  // A reshape owns no buffer: it is its operand's bytes, read as another
+  // shape (the lowering passes the operand's address on). Its operand's
+  // buffer lives until the reshape's last user, through chains of reshapes.
+  llvm::DenseMap<Value, Value> root;
+  auto rootOf = [&](Value value) {
+    auto found = root.find(value);
+    return found == root.end() ? value : found->second;
+  };
+  llvm::DenseMap<Value, int64_t> lastUse;
+  for (Operation *op : order) {
+    if (auto reshape = dyn_cast<ReshapeOp>(op))
+      root[reshape.getResult()] = rootOf(reshape.getOperand());
+    for (Value operand : op->getOperands()) {
+      int64_t &last = lastUse[rootOf(operand)];
+      last = std::max(last, position[op]);
+    }
+  }
+
   DeviceBuffers cpu, gpu;
   for (Operation *op : order) {
-    if (op->hasTrait<mlir::OpTrait::IsTerminator>())
+    if (op->hasTrait<mlir::OpTrait::IsTerminator>() || isa<ReshapeOp>(op))
       continue;
     if (op->getNumResults() != 1)
       return op->emitError("memory planning handles ops with one result");
@@ -72,9 +90,8 @@ LogicalResult planFunction(FunctionOpInterface func,
       lifetime.first = 0;
       lifetime.last = numPoints - 1;
     } else {
-      lifetime.first = lifetime.last = position[op];
-      for (Operation *user : result.getUsers())
-        lifetime.last = std::max(lifetime.last, position[user]);
+      lifetime.first = position[op];
+      lifetime.last = std::max(position[op], lastUse.lookup(result));
     }
     DeviceBuffers &buffers = device.isGPU() ? gpu : cpu;
     buffers.lifetimes.push_back(lifetime);
