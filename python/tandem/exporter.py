@@ -105,6 +105,11 @@ def location_of(node) -> mlir.Location:
 def trace(module, example_args):
     """torch.export in eval mode, decomposed to core ATen; scaled dot-product
     attention is kept whole (the lowering spells out its math form)."""
+    if not hasattr(torch, "export") or not hasattr(torch.export,
+                                                     "default_decompositions"):
+        raise ExportError("tandem.export needs torch.export with "
+                          "default_decompositions (PyTorch 2.6 or later); this is "
+                          f"PyTorch {torch.__version__}")
     training = {m: m.training for m in module.modules()}
     module.eval()
     try:
