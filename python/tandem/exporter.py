@@ -36,8 +36,9 @@ def device_guard(device: str = "cpu"):
     mlir.device(device)  # rejects unknown names now, not at export
     annotate = getattr(torch.fx.traceback, "annotate", None)
     if annotate is None:
-        raise ExportError("tandem.device_guard needs torch.fx.traceback.annotate "
-                          f"(PyTorch 2.9 or later); this is {torch.__version__}")
+        raise ExportError("tandem.device_guard needs a PyTorch with "
+                          "torch.fx.traceback.annotate; this is PyTorch "
+                          f"{torch.__version__}")
     with annotate({PIN_KEY: device}):
         yield
 
