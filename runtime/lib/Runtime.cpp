@@ -423,6 +423,17 @@ bool loadWeights(TandemRuntime &rt, const std::string &path,
   return true;
 }
 
+/// Whether any op or weight of the model was placed on the GPU.
+bool placesAnythingOnGpu(const Image &image) {
+  for (const OpRecord &op : image.ops)
+    if (op.device == img::kGpu)
+      return true;
+  for (const WeightRecord &weight : image.weights)
+    if (weight.device == img::kGpu)
+      return true;
+  return false;
+}
+
 /// Picks the device backend, checks the budget and allocates the arenas.
 bool setUp(TandemRuntime &rt, std::string &error) {
   std::string why;
@@ -433,8 +444,10 @@ bool setUp(TandemRuntime &rt, std::string &error) {
     }
     rt.useCuda = true;
   } else if (rt.options.backend == "auto") {
-    rt.useCuda = cuda::available(why);
-    if (!rt.useCuda)
+    // A model placed all on the CPU neither needs nor starts CUDA.
+    if (!placesAnythingOnGpu(rt.image))
+      rt.useCuda = false;
+    else if (!(rt.useCuda = cuda::available(why)))
       std::fprintf(stderr, "note: no CUDA GPU (%s): GPU ops run on the sim "
                            "backend\n", why.c_str());
   } else if (rt.options.backend != "sim") {
