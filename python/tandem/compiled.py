@@ -77,7 +77,7 @@ class CompiledModel:
     `library_path` are the files it was built from."""
 
     def __init__(self, library_path, weights_path, mlir_path, input_types,
-                 output_types, report, backend, aten_ops=()):
+                 output_types, report, backend, aten_ops=(), owned_folder=None):
         if backend not in BACKENDS:
             raise RuntimeFailure(f"unknown backend '{backend}': expected one of "
                                  f"{', '.join(BACKENDS)}")
@@ -89,6 +89,8 @@ class CompiledModel:
         self.report = report
         self.backend = backend
         self.aten_ops = set(aten_ops)  # what the export lowered
+        self._owned_folder = owned_folder  # a temporary folder close() removes
+        self._loaded = False
         self._error = ctypes.create_string_buffer(4096)
         self._library = ctypes.CDLL(library_path, mode=ctypes.RTLD_LOCAL)
         self._library.tandem_model_load.argtypes = [
@@ -140,9 +142,14 @@ class CompiledModel:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def close(self):
+        """Unloads the model and removes the temporary folder compile() made
+        for it (a workdir given to compile() stays)."""
         if self._loaded:
             self._library.tandem_model_unload()
             self._loaded = False
+        if self._owned_folder:
+            shutil.rmtree(self._owned_folder, ignore_errors=True)
+            self._owned_folder = None
 
     def __del__(self):
         try:
@@ -159,17 +166,31 @@ def compile(module, example_args, gpu_memory=None, device_profile=None,
     the profile's memory); device_profile: a builtin profile (h200,
     a100-80gb, v100-32gb, host) or a JSON path; strategy: as tandem-compile's;
     backend: "auto" (cuda when a GPU is present, else sim), "sim" or "cuda";
-    workdir: where the files go (default: a new temporary folder)."""
-    from .exporter import Exporter, trace, header, write_both, \
-        normalize_example_args
+    workdir: where the files go (default: a temporary folder, removed when
+    the model is closed or collected)."""
+    from .exporter import Exporter, normalize_example_args, trace
     if backend not in BACKENDS:
         raise RuntimeFailure(f"unknown backend '{backend}': expected one of "
                              f"{', '.join(BACKENDS)}")
     example_args = normalize_example_args(module, example_args)
     exporter = Exporter(trace(module, example_args))
     exporter.run()
-    workdir = workdir or tempfile.mkdtemp(prefix="tandem-")
+    owned_folder = None
+    if workdir is None:
+        workdir = owned_folder = tempfile.mkdtemp(prefix="tandem-")
     os.makedirs(workdir, exist_ok=True)
+    try:
+        return build_model(exporter, module, example_args, workdir, gpu_memory,
+                           device_profile, strategy, backend, owned_folder)
+    except BaseException:
+        if owned_folder:
+            shutil.rmtree(owned_folder, ignore_errors=True)
+        raise
+
+
+def build_model(exporter, module, example_args, workdir, gpu_memory,
+                device_profile, strategy, backend, owned_folder):
+    from .exporter import header, write_both
     prefix = os.path.join(workdir, "model")
     mlir_path, weights_path = prefix + ".mlir", prefix + ".safetensors"
     write_both(mlir_path, header(module, example_args) + exporter.builder.print(),
@@ -182,4 +203,4 @@ def compile(module, example_args, gpu_memory=None, device_profile=None,
     return CompiledModel(library_path, weights_path, mlir_path,
                          [a.type for a in exporter.builder.arguments],
                          [r.type for r in exporter.builder.results], report,
-                         backend, exporter.aten_ops)
+                         backend, exporter.aten_ops, owned_folder)

@@ -98,6 +98,9 @@ for what, call in [("wrong shape", lambda: run(torch.randn(3, 4))),
         failed = True
     except tandem.RuntimeFailure as error:
         print(f"{what}: RuntimeFailure: {error}")
+folder = os.path.dirname(run.library_path)
+run.close()
+print(f"temporary folder removed on close: {not os.path.exists(folder)}")
 try:
     tandem.compile(nn.Linear(4, 3), (x,), gpu_memory="lots")
 except tandem.CompileError as error:
