@@ -105,7 +105,7 @@ def location_of(node) -> mlir.Location:
 
 def trace(module, example_args):
     """torch.export in eval mode, decomposed to core ATen; scaled dot-product
-    attention is kept whole (the lowering spells out its math form)."""
+    attention and roll are kept whole (lowering.py spells them out)."""
     if not hasattr(torch, "export") or not hasattr(torch.export,
                                                      "default_decompositions"):
         raise ExportError("tandem.export needs torch.export with "
@@ -118,9 +118,12 @@ def trace(module, example_args):
             program = torch.export.export(module, tuple(example_args),
                                           strict=False)
         table = torch.export.default_decompositions()
-        sdpa = torch.ops.aten.scaled_dot_product_attention.default
-        if sdpa in table:
-            del table[sdpa]
+        # Kept whole: their lowerings are shorter than PyTorch's
+        # decompositions (roll's goes through a modulo Tandem lacks).
+        for kept in (torch.ops.aten.scaled_dot_product_attention.default,
+                     torch.ops.aten.roll.default):
+            if kept in table:
+                del table[kept]
         return program.run_decompositions(table)
     except ExportError:
         raise

@@ -345,6 +345,36 @@ def _leaky_relu(cx, x, slope=0.01):
     return cx.emit("tandem.select", [positive, x, scaled_x], out)
 
 
+@lowers(aten.log1p.default)
+def _log1p(cx, x):
+    out = cx.result_type()
+    x = cx.cast(x, out.element)
+    return cx.emit("tandem.log", [cx.emit("tandem.add", [
+        x, cx.scalar(1.0, out.element)], out)], out)
+
+
+@lowers(aten.expm1.default)
+def _expm1(cx, x):
+    out = cx.result_type()
+    x = cx.cast(x, out.element)
+    return cx.emit("tandem.sub", [cx.emit("tandem.exp", [x], out),
+                                  cx.scalar(1.0, out.element)], out)
+
+
+@lowers(aten.elu.default)
+def _elu(cx, x, alpha=1.0, scale=1.0, input_scale=1.0):
+    """scale·x where x > 0, else scale·alpha·(exp(input_scale·x) − 1)."""
+    out = cx.result_type()
+    e = out.element
+    positive = cx.emit("tandem.compare", [x, cx.scalar(0, e)],
+                       out.with_element("i1"), {"predicate": "#tandem.predicate<gt>"})
+    grown = cx.emit("tandem.exp", [scaled_operand(cx, x, input_scale, e)], out)
+    negative = scaled_operand(cx, cx.emit("tandem.sub", [grown, cx.scalar(1.0, e)],
+                                          out), scale * alpha, e)
+    return cx.emit("tandem.select", [positive, scaled_operand(cx, x, scale, e),
+                                     negative], out)
+
+
 # -- compare, select, logic ---------------------------------------------------
 
 def compare(predicate):
@@ -573,6 +603,92 @@ def _repeat(cx, x, repeats):
     if tuple(tiled) != tuple(interleaved):
         spread = cx.emit("tandem.broadcast_to", [spread],
                          x.type.with_shape(tiled))
+    return cx.reshape(spread, out.shape)
+
+
+@lowers(aten.flip.default)
+def _flip(cx, x, dims):
+    """Gathers each flipped axis with the indices n−1, n−2, …, 0."""
+    for dim in dims:
+        axis = normalize_axis(dim, x.type.rank)
+        size = x.type.shape[axis]
+        if size <= 1:
+            continue
+        index_type = TensorType((size,), "i64")
+        counting = cx.emit("tandem.iota", [], index_type, {"axis": mlir.i64(0)})
+        reversed_ = cx.emit("tandem.sub", [cx.scalar(size - 1, "i64"), counting],
+                            index_type)
+        x = cx.emit("tandem.gather", [x, reversed_], x.type,
+                    {"axis": mlir.i64(axis)})
+    return x
+
+
+@lowers(aten.roll.default)
+def _roll(cx, x, shifts, dims=()):
+    """Each shifted axis as the concatenation of its two slices."""
+    shifts = [int(s) for s in shifts] if not isinstance(shifts, int) else [shifts]
+    dims = [int(d) for d in dims] if not isinstance(dims, int) else [dims]
+    shape = x.type.shape
+    if not dims:  # roll the flattened tensor
+        flat = cx.reshape(x, (math.prod(shape),))
+        return cx.reshape(roll_axis(cx, flat, 0, shifts[0]), shape)
+    for shift, dim in zip(shifts, dims):
+        x = roll_axis(cx, x, normalize_axis(dim, x.type.rank), shift)
+    return x
+
+
+def roll_axis(cx, x, axis, shift):
+    size = x.type.shape[axis]
+    shift = shift % size if size else 0
+    if shift == 0:
+        return x
+    tail = slice_along(cx, x, axis, size - shift, size)
+    head = slice_along(cx, x, axis, 0, size - shift)
+    return cx.emit("tandem.concat", [tail, head], x.type, {"axis": mlir.i64(axis)})
+
+
+@lowers(aten.constant_pad_nd.default)
+def _constant_pad(cx, x, pad, value=0):
+    """F.pad with a constant: pads are (left, right) pairs from the last
+    dimension backwards; positive ones concatenate fills, negative ones
+    slice."""
+    out = cx.result_type()
+    pad = [int(p) for p in pad]
+    for k in range(len(pad) // 2):
+        axis = x.type.rank - 1 - k
+        left, right = pad[2 * k], pad[2 * k + 1]
+        size = x.type.shape[axis]
+        x = slice_along(cx, x, axis, max(0, -left), size - max(0, -right))
+        parts = []
+        for amount in (left, None, right):
+            if amount is None:
+                parts.append(x)
+            elif amount > 0:
+                shape = list(x.type.shape)
+                shape[axis] = amount
+                parts.append(cx.fill(value, x.type.with_shape(shape)))
+        if len(parts) > 1:
+            shape = list(x.type.shape)
+            shape[axis] = sum(p.type.shape[axis] for p in parts)
+            x = cx.emit("tandem.concat", parts, x.type.with_shape(shape),
+                        {"axis": mlir.i64(axis)})
+    return cx.cast(x, out.element)
+
+
+@lowers(aten.upsample_nearest2d.vec, aten.upsample_nearest2d.default)
+def _upsample_nearest(cx, x, *unused):
+    """Nearest upsampling by whole factors: each pixel broadcast to an
+    s_h × s_w block."""
+    out = cx.result_type()
+    n, c, h, w = x.type.shape
+    oh, ow = out.shape[2:]
+    if oh % h or ow % w:
+        raise cx.error(f"nearest upsampling from {h}x{w} to {oh}x{ow}: only "
+                       "whole factors are supported")
+    sh, sw = oh // h, ow // w
+    spread = cx.reshape(x, (n, c, h, 1, w, 1))
+    spread = cx.emit("tandem.broadcast_to", [spread],
+                     x.type.with_shape((n, c, h, sh, w, sw)))
     return cx.reshape(spread, out.shape)
 
 
@@ -884,6 +1000,29 @@ def batch_norm(cx, x, weight, bias, mean, var, epsilon, out):
                    {"epsilon": mlir.float32(epsilon)})
 
 
+@lowers(aten.native_group_norm.default)
+def _native_group_norm(cx, x, weight, bias, n, channels, spatial, groups, epsilon):
+    """Each group's channels and positions normalized together: a layer norm
+    over [N, G, C/G·HW], then the per-channel scale and shift."""
+    out = cx.result_type(0)
+    shape = x.type.shape
+    per_group = (channels // groups) * spatial
+    grouped = cx.reshape(x, (shape[0], groups, per_group))
+    ones = cx.fill(1.0, TensorType((per_group,), out.element))
+    zeros = cx.fill(0.0, TensorType((per_group,), out.element))
+    normalized = cx.emit("tandem.layer_norm", [grouped, ones, zeros],
+                         grouped.type, {"axis": mlir.i64(2),
+                                        "epsilon": mlir.float32(epsilon)})
+    y = cx.reshape(normalized, shape)
+    per_channel = (channels,) + (1,) * (len(shape) - 2)
+    if weight is not None:
+        y = cx.emit("tandem.mul", [y, cx.reshape(weight, per_channel)], out)
+    if bias is not None:
+        y = cx.emit("tandem.add", [y, cx.reshape(bias, per_channel)], out)
+    return [y, Unavailable("the mean saved by group_norm"),
+            Unavailable("the reciprocal deviation saved by group_norm")]
+
+
 # -- reductions ---------------------------------------------------------------
 
 def reduction_axes(x, dims):
@@ -912,6 +1051,36 @@ def _sum(cx, x, dims=None, keepdim=False, dtype=None):
 @lowers(aten.mean.dim, aten.mean.default)
 def _mean(cx, x, dims=None, keepdim=False, dtype=None):
     return reduce(cx, "tandem.reduce_mean", x, dims, keepdim, cx.result_type())
+
+
+def variance(cx, x, dims, correction, keepdim, out):
+    """Σ(x − mean)² / (n − correction) over `dims`; also the mean."""
+    axes = reduction_axes(x, dims)
+    count = math.prod(x.type.shape[a] for a in axes)
+    correction = 1 if correction is None else correction
+    x = cx.cast(x, out.element)
+    kept = tuple(1 if k in axes else d for k, d in enumerate(x.type.shape))
+    mean = reduce(cx, "tandem.reduce_mean", x, axes, True, x.type.with_shape(kept))
+    deviation = cx.emit("tandem.sub", [x, mean], x.type)
+    squares = cx.emit("tandem.mul", [deviation, deviation], x.type)
+    total = reduce(cx, "tandem.reduce_sum", squares, axes, keepdim, out)
+    var = cx.emit("tandem.div", [total, cx.scalar(max(count - correction, 0),
+                                                  out.element)], out)
+    return var, cx.reshape(mean, out.shape)
+
+
+@lowers(aten.var.correction, aten.var.dim)
+def _var(cx, x, dims=None, *rest, correction=None, keepdim=False):
+    if cx.node.target == aten.var.dim:  # (x, dims, unbiased, keepdim)
+        unbiased = rest[0] if rest else True
+        keepdim = rest[1] if len(rest) > 1 else keepdim
+        correction = 1 if unbiased else 0
+    return variance(cx, x, dims, correction, keepdim, cx.result_type())[0]
+
+
+@lowers(aten.var_mean.correction)
+def _var_mean(cx, x, dims=None, correction=None, keepdim=False):
+    return list(variance(cx, x, dims, correction, keepdim, cx.result_type(0)))
 
 
 @lowers(aten.amax.default)

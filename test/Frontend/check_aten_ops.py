@@ -79,6 +79,18 @@ def cases(x, img, ids, seq):
          + torch.full((8, 8), 0.25) + torch.zeros_like(x) + torch.ones_like(x)),
         ("new tensors in forward: scalar_tensor/where with scalars",
          torch.where(x > 0, 1.0, -1.0) * torch.tensor(3.0)),
+        ("group_norm with and without affine",
+         F.group_norm(img, 2, torch.arange(4.0), torch.ones(4)) + F.group_norm(img, 4)),
+        ("constant_pad_nd (F.pad), positive and negative",
+         F.pad(img, (1, 2, 0, 1))[:, :, :8, :8] + F.pad(img, (-1, 1), value=2.5)),
+        ("flip/roll", x.flip(0) + x.flip((0, 1)) + x.roll(3, 1) + x.roll((2, -1), (0, 1))
+         + x.roll(5)),
+        ("var/std/var_mean", x.var(1) + x.std(0) + torch.var_mean(x, 1)[0]
+         + x.var(0, unbiased=False) + torch.var_mean(x, 1, keepdim=True)[1].squeeze(1)),
+        ("log1p/expm1/elu/softplus/mish/selu", torch.log1p(x.abs()) + torch.expm1(x / 4)
+         + F.elu(x) + F.softplus(x) + F.mish(x) + F.selu(x)),
+        ("nearest upsampling", F.interpolate(img, scale_factor=2, mode="nearest")[:, :, ::2]
+         + F.interpolate(img, size=(8, 16), mode="nearest")),
     ]
 
 
