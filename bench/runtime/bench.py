@@ -53,12 +53,27 @@ def cnn():
             (torch.randn(32, 3, 64, 64),))
 
 
+def encoder():
+    return (nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True),
+            (torch.randn(8, 64, 256),))
+
+
+def resnet():
+    import torchvision
+    return torchvision.models.resnet18(num_classes=100), (torch.randn(2, 3, 64, 64),)
+
+
 MODELS = [("MLP 13-16-32-1, batch 128", mlp, 2 * 128 * (13 * 16 + 16 * 32 + 32),
            20000),
           ("4 x (1024->1024, relu), batch 256", tower, 4 * 2 * 256 * 1024 * 1024,
            50),
           ("small CNN (2 conv, pools), batch 32", cnn,
-           2 * 32 * 32 * 64 * 64 * 3 * 9 + 2 * 32 * 64 * 32 * 32 * 32 * 9, 20)]
+           2 * 32 * 32 * 64 * 64 * 3 * 9 + 2 * 32 * 64 * 32 * 32 * 32 * 9, 20),
+          # 512 tokens: four GEMMs (768, 256, 1024, 256 outputs) and attention.
+          ("transformer encoder layer, 8 x 64", encoder,
+           2 * 512 * 256 * (768 + 256 + 1024) + 2 * 512 * 1024 * 256
+           + 2 * 2 * 8 * 4 * 64 * 64 * 64, 50),
+          ("resnet18, 2 x 3 x 64 x 64", resnet, 2 * 2 * 149e6, 50)]
 
 
 def best_of_two(measure):
