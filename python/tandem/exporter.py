@@ -22,7 +22,7 @@ from . import mlir
 from .errors import ExportError
 from .lowering import LOWERINGS, Context, Unavailable, describe, tensor_type
 from .mlir import Value
-from .weights import SAFETENSORS_DTYPES, write_safetensors
+from .weights import is_supported, write_safetensors
 
 PIN_KEY = "tandem_pin"
 TORCH_DIR = os.path.dirname(torch.__file__)
@@ -265,7 +265,7 @@ class Exporter:
         """Every parameter and buffer of a supported dtype under its
         state_dict name, plus the constants the graph reads."""
         tensors = {name: t for name, t in self.program.state_dict.items()
-                   if t.dtype in SAFETENSORS_DTYPES}
+                   if is_supported(t)}
         tensors.update(self.weights)
         return tensors
 

@@ -204,14 +204,20 @@ def scaled_operand(cx, y, factor, element):
     return cx.emit("tandem.mul", [y, cx.scalar(factor, element)], y.type)
 
 
-@lowers(aten.mul.Tensor, aten.mul.Scalar)
-def _mul(cx, x, y):
-    return binary(cx, "tandem.mul", x, y)
+def elementwise(name):
+    def lower(cx, x, y):
+        return binary(cx, name, x, y)
+    return lower
 
 
-@lowers(aten.div.Tensor, aten.div.Scalar)
-def _div(cx, x, y):
-    return binary(cx, "tandem.div", x, y)
+for _overloads, _name in [
+        ((aten.mul.Tensor, aten.mul.Scalar), "tandem.mul"),
+        ((aten.div.Tensor, aten.div.Scalar), "tandem.div"),
+        ((aten.maximum.default,), "tandem.maximum"),
+        ((aten.minimum.default,), "tandem.minimum"),
+        ((aten.pow.Tensor_Tensor,), "tandem.pow")]:
+    for _overload in _overloads:
+        LOWERINGS[_overload] = elementwise(_name)
 
 
 @lowers(aten.div.Tensor_mode, aten.div.Scalar_mode)
@@ -220,21 +226,6 @@ def _div_mode(cx, x, y, rounding_mode=None):
         raise cx.error(f"division with rounding_mode='{rounding_mode}' is not "
                        "in the tandem dialect")
     return binary(cx, "tandem.div", x, y)
-
-
-@lowers(aten.maximum.default)
-def _maximum(cx, x, y):
-    return binary(cx, "tandem.maximum", x, y)
-
-
-@lowers(aten.minimum.default)
-def _minimum(cx, x, y):
-    return binary(cx, "tandem.minimum", x, y)
-
-
-@lowers(aten.pow.Tensor_Tensor)
-def _pow(cx, x, y):
-    return binary(cx, "tandem.pow", x, y)
 
 
 @lowers(aten.pow.Tensor_Scalar)

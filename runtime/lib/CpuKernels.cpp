@@ -25,6 +25,24 @@ namespace img = tandem::image;
 
 namespace {
 
+/// Advances a row-major `index` over the first `dims` dimensions of `shape`
+/// by one, keeping each input's offset in step with its `strides`.
+template <size_t N>
+void advance(std::vector<int64_t> &index, const std::vector<int64_t> &shape,
+             const std::vector<int64_t> (&strides)[N], int64_t (&offsets)[N],
+             size_t dims) {
+  for (size_t d = dims; d-- > 0;) {
+    ++index[d];
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] += strides[k][d];
+    if (index[d] < shape[d])
+      return;
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] -= strides[k][d] * index[d];
+    index[d] = 0;
+  }
+}
+
 /// Calls f(outIndex, inputOffsets) for every element of `shape`, with the
 /// offsets of each input advanced by its `strides`, in order, on this thread
 /// (for callers that accumulate).
@@ -32,21 +50,11 @@ template <size_t N, typename F>
 void forEachBroadcast(const std::vector<int64_t> &shape,
                       const std::vector<int64_t> (&strides)[N], F f) {
   uint64_t n = countOf(shape);
-  size_t rank = shape.size();
-  std::vector<int64_t> index(rank, 0);
+  std::vector<int64_t> index(shape.size(), 0);
   int64_t offsets[N] = {};
   for (uint64_t i = 0; i < n; ++i) {
-    f(i, offsets);
-    for (size_t d = rank; d-- > 0;) {
-      ++index[d];
-      for (size_t k = 0; k < N; ++k)
-        offsets[k] += strides[k][d];
-      if (index[d] < shape[d])
-        break;
-      for (size_t k = 0; k < N; ++k)
-        offsets[k] -= strides[k][d] * index[d];
-      index[d] = 0;
-    }
+    f(i, static_cast<const int64_t *>(offsets));
+    advance(index, shape, strides, offsets, shape.size());
   }
 }
 
@@ -107,16 +115,7 @@ void forEachRow(std::vector<int64_t> shape, std::vector<int64_t> (&strides)[N],
     for (int64_t row = first; row < last; ++row) {
       run(row * length, static_cast<const int64_t *>(offsets), length,
           static_cast<const int64_t *>(inner));
-      for (size_t d = index.size(); d-- > 0;) {
-        ++index[d];
-        for (size_t k = 0; k < N; ++k)
-          offsets[k] += strides[k][d];
-        if (index[d] < shape[d])
-          break;
-        for (size_t k = 0; k < N; ++k)
-          offsets[k] -= strides[k][d] * index[d];
-        index[d] = 0;
-      }
+      advance(index, shape, strides, offsets, index.size());
     }
   });
 }

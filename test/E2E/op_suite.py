@@ -326,7 +326,6 @@ def main():
                 ok = actual.shape == expected.shape and np.allclose(
                     actual.astype(np.float64), expected.astype(np.float64),
                     rtol=rtol, atol=rtol)
-            status = "ok" if ok else "FAILED"
             failures += not ok
             if not ok:
                 print(f"{name} [{strategy}]: FAILED\n got {actual}\n want {want}")

@@ -3,38 +3,26 @@ model, read its outputs and its profile.
 
 The references are computed with NumPy by each test.
 """
-import json
 import os
 import re
-import struct
 import subprocess
 import sys
 
 import numpy as np
 
-SAFETENSORS_DTYPES = {np.dtype(np.float32): "F32", np.dtype(np.float16): "F16",
-                      np.dtype(np.int64): "I64", np.dtype(np.int32): "I32",
-                      np.dtype(np.bool_): "BOOL"}
+def _load_weights_writer():
+    """python/tandem/weights.py, loaded by path: it needs no PyTorch, and
+    importing the `tandem` package would."""
+    import importlib.util
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "python",
+                        "tandem", "weights.py")
+    spec = importlib.util.spec_from_file_location("tandem_weights", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.write_safetensors
 
 
-def write_safetensors(path, tensors):
-    """Writes {name: ndarray} in the safetensors format."""
-    header, blobs, offset = {}, [], 0
-    for name in sorted(tensors):
-        array = np.ascontiguousarray(tensors[name])
-        data = array.tobytes()
-        header[name] = {"dtype": SAFETENSORS_DTYPES[array.dtype],
-                        "shape": list(array.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
-    text += b" " * ((8 - len(text) % 8) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(text)))
-        f.write(text)
-        for blob in blobs:
-            f.write(blob)
+write_safetensors = _load_weights_writer()  # {name: ndarray} -> file
 
 
 def run(binary, inputs, weights, workdir, extra=()):
