@@ -44,7 +44,7 @@ struct TensorDesc {
 };
 
 struct OpRecord {
-  int64_t kind = 0, device = 0;
+  int64_t kind = 0, device = 0, arenaOffset = 0;
   std::string name, loc;
   std::vector<int64_t> operandDevices;
   std::vector<TensorDesc> operands;
@@ -113,6 +113,7 @@ bool decodeImage(const int64_t *words, const char *strings, Image &image) {
     reader.next(); // word count
     op.kind = reader.next();
     op.device = reader.next();
+    op.arenaOffset = reader.next();
     op.name = reader.string();
     op.loc = reader.string();
     int64_t operands = reader.next();
@@ -423,6 +424,31 @@ bool loadWeights(TandemRuntime &rt, const std::string &path,
   return true;
 }
 
+/// ": op NAME at LOC asks for N bytes at offset O": of the GPU buffers that
+/// reach past `budget` in the arena, the lowest (where the plan crosses the
+/// budget line).
+std::string firstBeyond(const Image &image, int64_t budget) {
+  std::string culprit;
+  int64_t lowest = INT64_MAX;
+  auto consider = [&](int64_t offset, int64_t bytes, const std::string &what) {
+    if (offset + bytes > budget && offset < lowest) {
+      lowest = offset;
+      culprit = ": " + what + " asks for " + std::to_string(bytes) +
+                " bytes at offset " + std::to_string(offset);
+    }
+  };
+  for (const WeightRecord &weight : image.weights)
+    if (weight.device == img::kGpu)
+      consider(weight.arenaOffset, int64_t(weight.tensor.bytes()),
+               "weight '" + weight.name + "'");
+  for (const OpRecord &op : image.ops)
+    if (op.device == img::kGpu)
+      consider(op.arenaOffset, int64_t(op.result.bytes()),
+               "op '" + op.name + "' at " + op.loc);
+  return culprit.empty() ? " (every buffer fits; their alignment padding does not)"
+                         : culprit;
+}
+
 /// Whether any op or weight of the model was placed on the GPU.
 bool placesAnythingOnGpu(const Image &image) {
   for (const OpRecord &op : image.ops)
@@ -468,7 +494,7 @@ bool setUp(TandemRuntime &rt, std::string &error) {
   if (rt.image.gpuArena > budget) {
     error = "the memory plan needs a GPU arena of " +
             std::to_string(rt.image.gpuArena) + " bytes, over the budget of " +
-            std::to_string(budget) + " bytes";
+            std::to_string(budget) + " bytes" + firstBeyond(rt.image, budget);
     return false;
   }
   rt.arenas[img::kCpu] = allocateArena(rt.image.cpuArena, error);

@@ -346,6 +346,7 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
       opIndex[op] = opIndex.size();
       std::vector<int64_t> record = {
           description->first, deviceCode(getPlacedDevice(op->getResult(0))),
+          op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName).getInt(),
           image.addString(op->getName().getStringRef()),
           image.addString(formatLocation(op->getLoc())),
           int64_t(op->getNumOperands())};

@@ -8,17 +8,19 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it has no dependencies.
 //
-// Layout (version 1):
+// Layout (version 2):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes,
 //   numInputs  x tensor,
 //   numOutputs x tensor,
 //   numWeights x (nameOffset, device, arenaOffset, tensor),
-//   numOps     x (wordCount, kind, device, nameOffset, locOffset,
+//   numOps     x (wordCount, kind, device, arenaOffset, nameOffset, locOffset,
 //                 numOperands, numOperands x (device, tensor), result tensor,
 //                 numAttrs, numAttrs x word)
 // where tensor = (dtype, rank, rank x dim). Float attributes are stored as
-// the bits of a double; axes are normalized (non-negative).
+// the bits of a double; axes are normalized (non-negative). An op's
+// arenaOffset is where its result lives in its device's arena (what the
+// runtime names when a budget refuses the plan).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,7 +32,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 1;
+constexpr int64_t kVersion = 2;
 
 /// Devices, as the image and the ABI number them.
 enum Device : int64_t { kCpu = 0, kGpu = 1 };
