@@ -105,7 +105,8 @@ def location_of(node) -> mlir.Location:
 
 def trace(module, example_args):
     """torch.export in eval mode, decomposed to core ATen; scaled dot-product
-    attention and roll are kept whole (lowering.py spells them out)."""
+    attention, roll and adaptive average pooling are kept whole (lowering.py
+    spells them out)."""
     if not hasattr(torch, "export") or not hasattr(torch.export,
                                                      "default_decompositions"):
         raise ExportError("tandem.export needs torch.export with "
@@ -119,9 +120,12 @@ def trace(module, example_args):
                                           strict=False)
         table = torch.export.default_decompositions()
         # Kept whole: their lowerings are shorter than PyTorch's
-        # decompositions (roll's goes through a modulo Tandem lacks).
+        # decompositions (roll's goes through a modulo Tandem lacks, adaptive
+        # pooling's through as_strided views).
         for kept in (torch.ops.aten.scaled_dot_product_attention.default,
-                     torch.ops.aten.roll.default):
+                     torch.ops.aten.roll.default,
+                     torch.ops.aten.adaptive_avg_pool2d.default,
+                     torch.ops.aten._adaptive_avg_pool2d.default):
             if kept in table:
                 del table[kept]
         return program.run_decompositions(table)

@@ -538,6 +538,26 @@ def _slice(cx, x, dim=0, start=None, end=None, step=1):
     return slice_along(cx, x, axis, start, max(start, end), int(step))
 
 
+@lowers(aten.slice_scatter.default)
+def _slice_scatter(cx, x, source, dim=0, start=None, end=None, step=1):
+    """x with x[start:end] along `dim` replaced by `source`: the slices
+    before and after, and `source` between them, concatenated."""
+    out = cx.result_type()
+    axis = normalize_axis(dim, x.type.rank)
+    size = x.type.shape[axis]
+    start = 0 if start is None else min(max(start + (size if start < 0 else 0), 0), size)
+    stop = start + source.type.shape[axis] * step
+    if step != 1:
+        raise cx.error("slice_scatter with a step is not supported")
+    parts = [slice_along(cx, x, axis, 0, start), cx.cast(source, out.element),
+             slice_along(cx, x, axis, stop, size)]
+    parts = [p for p in parts if p.type.shape[axis] > 0]
+    if len(parts) == 1:
+        return parts[0]
+    return cx.emit("tandem.concat", [cx.cast(p, out.element) for p in parts], out,
+                   {"axis": mlir.i64(axis)})
+
+
 @lowers(aten.select.int)
 def _select(cx, x, dim, index):
     axis = normalize_axis(dim, x.type.rank)
@@ -880,8 +900,28 @@ def _max_pool2d(cx, x, kernel, stride=None, padding=0, dilation=1,
 def _max_pool(cx, x, kernel, stride, padding, dilation, ceil_mode, out):
     if pair(dilation) != (1, 1):
         raise cx.error("dilated max pooling is not in the tandem dialect")
+    if ceil_mode:
+        # The windows ceil rounding adds see -inf past the bottom and right
+        # edges: pad there, and pool with floor rounding.
+        x = pad_for_ceil_mode(cx, x, kernel, stride, padding, out)
     return cx.emit("tandem.max_pool2d", [x], out,
-                   pool_attributes(cx, x, kernel, stride, padding, ceil_mode, out))
+                   pool_attributes(cx, x, kernel, stride, padding, False, out))
+
+
+def pad_for_ceil_mode(cx, x, kernel, stride, padding, out):
+    kernel, stride, padding = pair(kernel), pair(stride, pair(kernel)), pair(padding, 0)
+    for k, axis in enumerate((2, 3)):
+        # Rows the last window needs beyond the symmetric padding.
+        need = (out.shape[axis] - 1) * stride[k] + kernel[k] - 2 * padding[k]
+        extra = need - x.type.shape[axis]
+        if extra > 0:
+            shape = list(x.type.shape)
+            shape[axis] = extra
+            wall = cx.fill(-math.inf, x.type.with_shape(shape))
+            shape[axis] = x.type.shape[axis] + extra
+            x = cx.emit("tandem.concat", [x, wall], x.type.with_shape(shape),
+                        {"axis": mlir.i64(axis)})
+    return x
 
 
 @lowers(aten.avg_pool2d.default)

@@ -89,6 +89,9 @@ def cases(x, img, ids, seq):
          + x.var(0, unbiased=False) + torch.var_mean(x, 1, keepdim=True)[1].squeeze(1)),
         ("log1p/expm1/elu/softplus/mish/selu", torch.log1p(x.abs()) + torch.expm1(x / 4)
          + F.elu(x) + F.softplus(x) + F.mish(x) + F.selu(x)),
+        ("max_pool2d with ceil_mode, slice_scatter",
+         F.max_pool2d(img, 3, 2, ceil_mode=True).sum() + F.max_pool2d(img, 3, 2, 1, ceil_mode=True)[:, :, :4, :4]
+         + torch.slice_scatter(img, img[:, :, 2:5] * 2, 2, 2, 5)[:, :, ::2, ::2]),
         ("nearest upsampling", F.interpolate(img, scale_factor=2, mode="nearest")[:, :, ::2]
          + F.interpolate(img, size=(8, 16), mode="nearest")),
     ]
