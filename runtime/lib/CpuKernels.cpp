@@ -412,6 +412,50 @@ void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                 static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);
 }
 
+/// Depthwise convolution (one input channel per group and one filter per
+/// channel, as in MobileNets) directly: each output row accumulates kernel
+/// row by kernel column over all its outputs at once, planes in parallel.
+/// A GEMM per channel would be 1 x cols x k*k: all overhead.
+void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
+                        const TensorView *b, const TensorView &out,
+                        const std::vector<int64_t> &a) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t kh = w.shape[2], kw = w.shape[3];
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t sh = a[0], sw = a[1], ph = a[2], pw = a[3], dh = a[4], dw = a[5];
+  const float *in = static_cast<const float *>(x.data);
+  const float *wt = static_cast<const float *>(w.data);
+  const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
+  float *z = static_cast<float *>(out.data);
+  parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
+    for (int64_t plane = first; plane < last; ++plane) {
+      int64_t channel = plane % c;
+      const float *src = in + plane * h * wd;
+      const float *filter = wt + channel * kh * kw;
+      for (int64_t y = 0; y < oh; ++y) {
+        float *acc = z + (plane * oh + y) * ow;
+        std::fill(acc, acc + ow, bias ? bias[channel] : 0.0f);
+        for (int64_t i = 0; i < kh; ++i) {
+          int64_t iy = y * sh - ph + i * dh;
+          if (iy < 0 || iy >= h)
+            continue;
+          const float *row = src + iy * wd;
+          for (int64_t j = 0; j < kw; ++j) {
+            // Outputs whose input column lies inside the image.
+            int64_t offset = j * dw - pw;
+            int64_t x0 = std::min(ow, std::max<int64_t>(0, (-offset + sw - 1) / sw));
+            int64_t x1 = std::max(x0, std::min(ow, (wd - offset + sw - 1) / sw));
+            float weight = filter[i * kw + j];
+            const float *from = row + offset;
+            for (int64_t xo = x0; xo < x1; ++xo)
+              acc[xo] += weight * from[xo * sw];
+          }
+        }
+      }
+    }
+  });
+}
+
 /// Convolution as GEMMs: the input windows of a chunk of images are laid out
 /// as columns (im2col; padding reads as zeros) and each group's filters
 /// multiply all of them in one OpenBLAS call, which keeps the GEMM wide for
@@ -424,6 +468,8 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   int64_t sh = a[0], sw = a[1], ph = a[2], pw = a[3], dh = a[4], dw = a[5],
           groups = a[6];
   int64_t og = o / groups, rows = cg * kh * kw, cols = oh * ow;
+  if (groups == c && o == c && cg == 1)
+    return depthwiseConv2dF32(x, w, b, out, a);
   const float *in = static_cast<const float *>(x.data);
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;

@@ -145,6 +145,10 @@ case("conv2d grouped dilated", [f32(1, 4, 9, 9), f32(6, 2, 3, 3), f32(6)],
      "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 2>, groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>",
      "tensor<1x6x4x4xf32>",
      lambda x, w, b: conv_reference(x, w, b, (2, 2), (1, 1), (2, 2), 2), tol=1e-4)
+case("conv2d depthwise, strides and dilation differ by axis", [f32(2, 4, 9, 9), f32(4, 1, 3, 3), f32(4)],
+     "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 1>, padding = array<i64: 1, 2>, dilation = array<i64: 1, 2>, groups = 4 : i64} : (tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<2x4x5x9xf32>",
+     "tensor<2x4x5x9xf32>",
+     lambda x, w, b: conv_reference(x, w, b, (2, 1), (1, 2), (1, 2), 4), tol=1e-4)
 case("conv2d", [f32(2, 3, 8, 8), f32(4, 3, 3, 3)],
      "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>",
      "tensor<2x4x8x8xf32>",
