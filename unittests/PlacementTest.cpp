@@ -200,6 +200,46 @@ TEST(PlacementTest, EvaluateCountsTransfersOncePerDestination) {
   EXPECT_EQ(cost.peakGpuBytes, 2 * alignBufferSize(4000));
 }
 
+TEST(PlacementTest, GpuReshapeSharesItsOperandsBuffer) {
+  // op0 makes a (4000 B); op1 reshapes it to b; op2 reads a and b; op3 reads
+  // b. On the GPU b is a's buffer, alive until op3: at op2 a/b and c are
+  // live, where separate buffers would be three. With the reshape on the
+  // CPU, b is a buffer of its own, copied in for op2 and op3.
+  PlacementProblem problem;
+  auto addOp = [&](std::vector<int> operands, bool reshape) {
+    PlacementOp op;
+    op.cpuUs = 10;
+    op.gpuUs = 1;
+    op.operands = std::move(operands);
+    op.aliasesOperand = reshape;
+    op.results = {int(problem.values.size())};
+    PlacementValue result;
+    result.producer = problem.ops.size();
+    result.bytes = 4000;
+    result.h2dUs = result.d2hUs = 1;
+    problem.values.push_back(result);
+    problem.ops.push_back(op);
+  };
+  addOp({}, false);     // a = value 0
+  addOp({0}, true);     // b = reshape a
+  addOp({0, 1}, false); // c
+  addOp({1}, false);    // d, read by nothing
+  problem.finalize();
+  problem.gpuBudgetBytes = 1 << 20;
+  std::vector<std::vector<int>> members;
+  std::vector<BufferLifetime> buffers =
+      problem.gpuBuffers({1, 1, 1, 1}, &members);
+  ASSERT_EQ(buffers.size(), 3u); // a+b, c, d
+  EXPECT_EQ(members[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(buffers[0].first, 1); // op0's point
+  EXPECT_EQ(buffers[0].last, 7);  // op3's point
+  EXPECT_EQ(problem.evaluate({1, 1, 1, 1}).peakGpuBytes, 2 * alignBufferSize(4000));
+  std::vector<BufferLifetime> split = problem.gpuBuffers({1, 0, 1, 1}, &members);
+  EXPECT_EQ(split.size(), 4u);
+  EXPECT_EQ(problem.evaluate({1, 0, 1, 1}).peakGpuBytes,
+            3 * alignBufferSize(4000));
+}
+
 } // namespace
 
 namespace {

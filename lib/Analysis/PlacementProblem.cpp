@@ -2,6 +2,8 @@
 
 #include "tandem/Analysis/PlacementProblem.h"
 
+#include <cassert>
+
 #include <algorithm>
 
 using namespace mlir;
@@ -132,18 +134,34 @@ std::optional<BufferLifetime> gpuBufferOf(const PlacementValue &value,
 
 std::vector<BufferLifetime>
 PlacementProblem::gpuBuffers(const Placement &placement,
-                             std::vector<int> *owners) const {
+                             std::vector<std::vector<int>> *members) const {
   std::vector<BufferLifetime> buffers;
-  if (owners)
-    owners->clear();
+  if (members)
+    members->clear();
+  std::vector<int> bufferOf(values.size(), -1);
+  int64_t lastPoint = getNumPoints() - 1;
   for (auto [index, value] : llvm::enumerate(values)) {
     std::optional<BufferLifetime> buffer =
-        gpuBufferOf(value, useOf(value, placement), getNumPoints() - 1);
+        gpuBufferOf(value, useOf(value, placement), lastPoint);
+    if (!value.isArgument() && ops[value.producer].aliasesOperand &&
+        placement[value.producer]) {
+      // A GPU reshape reads its operand on the GPU, so that buffer exists:
+      // the result shares it, and keeps it alive as long as it needs it.
+      int shared = bufferOf[ops[value.producer].operands.front()];
+      assert(shared >= 0 && "a GPU reshape's operand has a GPU buffer");
+      if (buffer)
+        buffers[shared].last = std::max(buffers[shared].last, buffer->last);
+      bufferOf[index] = shared;
+      if (members)
+        (*members)[shared].push_back(index);
+      continue;
+    }
     if (!buffer)
       continue;
+    bufferOf[index] = buffers.size();
     buffers.push_back(*buffer);
-    if (owners)
-      owners->push_back(index);
+    if (members)
+      members->push_back({static_cast<int>(index)});
   }
   return buffers;
 }
@@ -176,11 +194,10 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement,
     default:
       break;
     }
-    if (std::optional<BufferLifetime> buffer =
-            gpuBufferOf(value, use, getNumPoints() - 1)) {
-      delta[buffer->first] += alignBufferSize(buffer->bytes);
-      delta[buffer->last + 1] -= alignBufferSize(buffer->bytes);
-    }
+  }
+  for (const BufferLifetime &buffer : gpuBuffers(placement)) {
+    delta[buffer.first] += alignBufferSize(buffer.bytes);
+    delta[buffer.last + 1] -= alignBufferSize(buffer.bytes);
   }
   int64_t live = 0;
   if (livePerPoint)

@@ -63,24 +63,28 @@ std::vector<GpuHolding> opsHoldingGpuMemory(const PlacementProblem &problem,
                                             const Placement &placement,
                                             int64_t point,
                                             const std::vector<int8_t> &fixed) {
-  std::vector<int> owners;
-  std::vector<BufferLifetime> buffers = problem.gpuBuffers(placement, &owners);
+  std::vector<std::vector<int>> members;
+  std::vector<BufferLifetime> buffers = problem.gpuBuffers(placement, &members);
   std::vector<int64_t> held(problem.ops.size(), 0), sole(problem.ops.size(), 0);
   std::vector<int> holders;
   auto hold = [&](int op) {
     if (fixed[op] < 0 && !problem.ops[op].isFixed())
       holders.push_back(op);
   };
-  for (auto [buffer, owner] : llvm::zip(buffers, owners)) {
+  for (auto [buffer, values] : llvm::zip(buffers, members)) {
     if (point < buffer.first || point > buffer.last)
       continue;
-    const PlacementValue &value = problem.values[owner];
-    bool producedOnGpu = !value.isArgument() && placement[value.producer];
-    int64_t producerPoint = 2 * int64_t(value.producer) + 1;
     holders.clear();
-    if (producedOnGpu && value.isWeight) {
-      hold(value.producer); // resident
-    } else {
+    // Every value sharing the buffer (a value and its GPU reshapes) holds it
+    // as its own would.
+    for (int member : values) {
+      const PlacementValue &value = problem.values[member];
+      bool producedOnGpu = !value.isArgument() && placement[value.producer];
+      int64_t producerPoint = 2 * int64_t(value.producer) + 1;
+      if (producedOnGpu && value.isWeight) {
+        hold(value.producer); // resident
+        continue;
+      }
       // A GPU result is held by its producer at its own point and at the
       // copy-out point after it.
       if (producedOnGpu && point <= producerPoint + 1)
@@ -92,10 +96,12 @@ std::vector<GpuHolding> opsHoldingGpuMemory(const PlacementProblem &problem,
           if (placement[consumer] && 2 * int64_t(consumer) + 1 >= point)
             hold(consumer);
     }
+    llvm::sort(holders);
+    holders.erase(std::unique(holders.begin(), holders.end()), holders.end());
     for (int op : holders)
-      held[op] += value.bytes;
+      held[op] += buffer.bytes;
     if (holders.size() == 1)
-      sole[holders.front()] += value.bytes;
+      sole[holders.front()] += buffer.bytes;
   }
   std::vector<GpuHolding> result;
   for (auto [op, bytes] : llvm::enumerate(held))

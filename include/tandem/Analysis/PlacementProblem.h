@@ -48,6 +48,10 @@ struct PlacementOp {
   /// Indices into PlacementProblem::values.
   std::vector<int> operands, results;
   bool isWeight = false;
+  /// A reshape: placed on the GPU, its result is its operand's GPU buffer
+  /// (the memory plan gives it no buffer of its own), which then lives until
+  /// the result's last use.
+  bool aliasesOperand = false;
 
   bool canRunOn(DeviceKind kind) const {
     return kind == DeviceKind::CPU ? cpuUs != kUnreachable
@@ -107,11 +111,12 @@ public:
   /// Transfer time of one value under a placement.
   double transferUs(int value, const Placement &placement) const;
 
-  /// The GPU buffers of a placement with their lifetimes; `owners`, if
-  /// given, receives the value each buffer holds.
+  /// The GPU buffers of a placement with their lifetimes; `members`, if
+  /// given, receives the values each buffer holds: one, or a value and the
+  /// GPU reshapes of it that alias its buffer.
   std::vector<BufferLifetime>
   gpuBuffers(const Placement &placement,
-             std::vector<int> *owners = nullptr) const;
+             std::vector<std::vector<int>> *members = nullptr) const;
 
   /// True if the placement fits the GPU budget.
   bool fitsBudget(const Placement &placement) const {
