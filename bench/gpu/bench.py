@@ -6,7 +6,8 @@ machine needs no LLVM:
                 budget of half what all-gpu needs) into DIR and copies the
                 shared libraries the binaries need besides CUDA's (OpenBLAS
                 and its Fortran runtime). Weights are not kept: the binaries
-                run with --random-weights, so DIR stays small (about 40 MB).
+                run with --random-weights, so DIR stays small (about 60 MB: eight
+                binaries of 2.3 MB and OpenBLAS).
   run DIR OUT   (on the GPU machine; needs torch with CUDA): runs both
                 binaries (--device-backend cuda), PyTorch eager on CUDA,
                 PyTorch with accelerate-style offload (weights on the host,
