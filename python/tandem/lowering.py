@@ -703,6 +703,71 @@ def _upsample_nearest(cx, x, *unused):
     return cx.reshape(spread, out.shape)
 
 
+def constant(cx, values, element) -> Value:
+    """A small 1-D tensor known at export time, as an arith.constant (which
+    tandem-compile lowers; placement sees it as free to put anywhere)."""
+    values = list(values)
+    if element in ("i64", "i32"):
+        text = ", ".join(str(int(v)) for v in values)
+    else:
+        text = ", ".join(mlir.typed_scalar(v, "f32").split(" : ")[0] for v in values)
+    type = TensorType((len(values),), element)
+    return cx.emit("arith.constant", [], type,
+                   {"value": f"dense<[{text}]> : {type}"})
+
+
+def linear_taps(in_size, out_size, align_corners, scale):
+    """For each output position along one axis: the two input positions it
+    blends and the weight of the second (PyTorch's upsample_bilinear2d)."""
+    lows, highs, weights = [], [], []
+    for dst in range(out_size):
+        if align_corners:
+            src = dst * (in_size - 1) / (out_size - 1) if out_size > 1 else 0.0
+        else:
+            ratio = 1.0 / scale if scale else in_size / out_size
+            src = max((dst + 0.5) * ratio - 0.5, 0.0)
+        low = min(int(math.floor(src)), in_size - 1)
+        high = min(low + 1, in_size - 1)
+        lows.append(low)
+        highs.append(high)
+        weights.append(src - low)
+    return lows, highs, weights
+
+
+@lowers(aten.upsample_bilinear2d.vec, aten.upsample_bilinear2d.default)
+def _upsample_bilinear(cx, x, output_size, align_corners, scales=None,
+                       *more_scales):
+    """Bilinear interpolation as two separable passes: along each axis, a
+    gather of the lower and upper neighbours blended by constant weights."""
+    out = cx.result_type()
+    if not out.is_float:
+        raise cx.error("bilinear upsampling of integers is not supported")
+    if cx.node.target == aten.upsample_bilinear2d.default:
+        scales = [more_scales[0] if more_scales else None, scales]
+    scales = list(scales) if scales else [None, None]
+    y = x
+    for k, axis in enumerate((2, 3)):
+        size, target = y.type.shape[axis], out.shape[axis]
+        if size == target and not align_corners and not scales[k]:
+            continue
+        lows, highs, weights = linear_taps(size, target, align_corners, scales[k])
+        shape = list(y.type.shape)
+        shape[axis] = target
+        gathered = y.type.with_shape(shape)
+        low = cx.emit("tandem.gather", [y, constant(cx, lows, "i64")], gathered,
+                      {"axis": mlir.i64(axis)})
+        high = cx.emit("tandem.gather", [y, constant(cx, highs, "i64")], gathered,
+                       {"axis": mlir.i64(axis)})
+        blend_shape = [1] * len(shape)
+        blend_shape[axis] = target
+        weight = cx.reshape(cx.cast(constant(cx, weights, "f32"), out.element),
+                            blend_shape)
+        step = cx.emit("tandem.mul", [cx.emit("tandem.sub", [high, low], gathered),
+                                      weight], gathered)
+        y = cx.emit("tandem.add", [low, step], gathered)
+    return y
+
+
 @lowers(aten.cat.default)
 def _cat(cx, tensors, dim=0):
     out = cx.result_type()

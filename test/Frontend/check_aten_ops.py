@@ -92,6 +92,9 @@ def cases(x, img, ids, seq):
         ("max_pool2d with ceil_mode, slice_scatter",
          F.max_pool2d(img, 3, 2, ceil_mode=True).sum() + F.max_pool2d(img, 3, 2, 1, ceil_mode=True)[:, :, :4, :4]
          + torch.slice_scatter(img, img[:, :, 2:5] * 2, 2, 2, 5)[:, :, ::2, ::2]),
+        ("bilinear upsampling, align_corners both ways",
+         F.interpolate(img, scale_factor=2, mode="bilinear")[:, :, 3:11, 2:10]
+         + F.interpolate(img[:, :, :5, :6], size=(8, 8), mode="bilinear", align_corners=True)),
         ("nearest upsampling", F.interpolate(img, scale_factor=2, mode="nearest")[:, :, ::2]
          + F.interpolate(img, size=(8, 16), mode="nearest")),
     ]

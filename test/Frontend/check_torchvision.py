@@ -1,4 +1,4 @@
-"""More of torchvision's classifiers than the issue's two, exported,
+"""More of torchvision's models than the issue's two, exported,
 compiled for a V100 (automatic placement, no budget), run on sim and
 compared with PyTorch in eval mode:
 
@@ -21,13 +21,24 @@ from models import randomize_batch_norm  # noqa: E402
 
 TOLERANCE = 1e-4
 # Vision transformers take their native 224 x 224; the CNNs a small image.
-INPUTS = {"vit_b_16": (1, 3, 224, 224), "swin_t": (1, 3, 224, 224)}
+INPUTS = {"vit_b_16": (1, 3, 224, 224), "swin_t": (1, 3, 224, 224),
+          "segmentation.lraspp_mobilenet_v3_large": (1, 3, 96, 96),
+          "segmentation.deeplabv3_mobilenet_v3_large": (1, 3, 96, 96)}
 
 failed = False
+def build(name):
+    """torchvision.models.NAME, or torchvision.models.segmentation.NAME for
+    `segmentation.NAME` (untrained, without the auxiliary head)."""
+    if name.startswith("segmentation."):
+        factory = getattr(torchvision.models.segmentation, name.split(".", 1)[1])
+        return factory(weights=None, weights_backbone=None, aux_loss=False)
+    options = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
+    return getattr(torchvision.models, name)(**options)
+
+
 for name in sys.argv[1:]:
     torch.manual_seed(0)
-    options = {"aux_logits": False, "init_weights": True} if name == "googlenet" else {}
-    model = randomize_batch_norm(getattr(torchvision.models, name)(**options)).eval()
+    model = randomize_batch_norm(build(name)).eval()
     with torch.no_grad():
         for parameter in model.parameters():
             if not parameter.any():  # e.g. ViT's zero-initialized head
@@ -36,6 +47,8 @@ for name in sys.argv[1:]:
     run = tandem.compile(model, (x,), device_profile="v100-32gb", backend="sim")
     with torch.no_grad():
         expected = model(x)
+    if isinstance(expected, dict):  # segmentation models: {"out": tensor}
+        expected = expected["out"]
     error = ((run(x) - expected).abs().max() / expected.abs().max()).item()
     devices = run.devices()
     run.close()
