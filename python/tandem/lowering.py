@@ -973,7 +973,9 @@ def _max_pool(cx, x, kernel, stride, padding, dilation, ceil_mode, out):
                    pool_attributes(cx, x, kernel, stride, padding, False, out))
 
 
-def pad_for_ceil_mode(cx, x, kernel, stride, padding, out):
+def pad_for_ceil_mode(cx, x, kernel, stride, padding, out, fill=-math.inf):
+    """x with `fill` rows and columns past its bottom and right edges, as many
+    as the windows ceil rounding adds reach."""
     kernel, stride, padding = pair(kernel), pair(stride, pair(kernel)), pair(padding, 0)
     for k, axis in enumerate((2, 3)):
         # Rows the last window needs beyond the symmetric padding.
@@ -982,7 +984,7 @@ def pad_for_ceil_mode(cx, x, kernel, stride, padding, out):
         if extra > 0:
             shape = list(x.type.shape)
             shape[axis] = extra
-            wall = cx.fill(-math.inf, x.type.with_shape(shape))
+            wall = cx.fill(fill, x.type.with_shape(shape))
             shape[axis] = x.type.shape[axis] + extra
             x = cx.emit("tandem.concat", [x, wall], x.type.with_shape(shape),
                         {"axis": mlir.i64(axis)})
@@ -992,14 +994,42 @@ def pad_for_ceil_mode(cx, x, kernel, stride, padding, out):
 @lowers(aten.avg_pool2d.default)
 def _avg_pool2d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
                 count_include_pad=True, divisor_override=None):
+    """tandem.avg_pool2d divides every window by kh·kw. PyTorch's divisor
+    varies where windows overhang (ceil_mode) or skip padding
+    (count_include_pad=False), but always as a product of a row and a column
+    factor: the pooled result is rescaled by those, as constants."""
     out = cx.result_type()
+    kernel = pair(kernel)
+    stride = pair(stride, kernel)
+    padding = pair(padding, 0)
+    pooled_input = x
+    if ceil_mode:  # zeros past the bottom and right edges add nothing
+        pooled_input = pad_for_ceil_mode(cx, x, kernel, stride, padding, out,
+                                         fill=0.0)
+    y = cx.emit("tandem.avg_pool2d", [pooled_input], out,
+                pool_attributes(cx, pooled_input, kernel, stride, padding, False,
+                                out))
     if divisor_override is not None:
-        raise cx.error("avg_pool2d with divisor_override is not supported")
-    if not count_include_pad and pair(padding, 0) != (0, 0):
-        raise cx.error("avg_pool2d with count_include_pad=False and padding: "
-                       "Tandem counts padding as PyTorch does by default")
-    return cx.emit("tandem.avg_pool2d", [x], out,
-                   pool_attributes(cx, x, kernel, stride, padding, ceil_mode, out))
+        return scaled_operand(cx, y, kernel[0] * kernel[1] / divisor_override,
+                              out.element)
+    for k, axis in enumerate((2, 3)):
+        size = x.type.shape[axis]
+        divisors = []
+        for o in range(out.shape[axis]):
+            start = o * stride[k] - padding[k]
+            end = min(start + kernel[k], size + padding[k])
+            if not count_include_pad:
+                start, end = max(start, 0), min(end, size)
+            divisors.append(end - start)
+        if all(d == kernel[k] for d in divisors):
+            continue
+        factors = [kernel[k] / d if d > 0 else math.nan for d in divisors]
+        shape = [1, 1, 1, 1]
+        shape[axis] = len(factors)
+        factor = cx.reshape(cx.cast(constant(cx, factors, "f32"), out.element),
+                            shape)
+        y = cx.emit("tandem.mul", [y, factor], out)
+    return y
 
 
 @lowers(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)

@@ -95,6 +95,11 @@ def cases(x, img, ids, seq):
         ("bilinear upsampling, align_corners both ways",
          F.interpolate(img, scale_factor=2, mode="bilinear")[:, :, 3:11, 2:10]
          + F.interpolate(img[:, :, :5, :6], size=(8, 8), mode="bilinear", align_corners=True)),
+        ("avg_pool2d: ceil_mode, count_include_pad=False, divisor_override",
+         F.avg_pool2d(img, 3, 2, 1, ceil_mode=True)[:, :, :4, :4]
+         + F.avg_pool2d(img, 3, 2, 1, count_include_pad=False)
+         + F.avg_pool2d(img, 3, 2, 1, ceil_mode=True, count_include_pad=False)[:, :, :4, :4]
+         + F.avg_pool2d(img, 2, divisor_override=3)),
         ("nearest upsampling", F.interpolate(img, scale_factor=2, mode="nearest")[:, :, ::2]
          + F.interpolate(img, size=(8, 16), mode="nearest")),
     ]
