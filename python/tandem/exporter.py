@@ -109,9 +109,9 @@ def trace(module, example_args):
     spells them out)."""
     if not hasattr(torch, "export") or not hasattr(torch.export,
                                                      "default_decompositions"):
-        raise ExportError("tandem.export needs torch.export with "
-                          "default_decompositions (PyTorch 2.6 or later); this is "
-                          f"PyTorch {torch.__version__}")
+        raise ExportError("tandem.export needs a PyTorch whose torch.export "
+                          "has default_decompositions; this is PyTorch "
+                          f"{torch.__version__}")
     training = {m: m.training for m in module.modules()}
     module.eval()
     try:
