@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <utility>
 
 using namespace tandem::rt;
 namespace img = tandem::image;
@@ -412,6 +413,18 @@ void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                 static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);
 }
 
+/// The output columns [first, last) whose input column xo·stride + offset
+/// lies inside [0, width): the others read padding. (Ceiling divisions; a
+/// negative numerator truncates toward zero, which the clamps absorb.)
+std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
+                                          int64_t width, int64_t outputs) {
+  int64_t first =
+      std::min(outputs, std::max<int64_t>(0, (-offset + stride - 1) / stride));
+  int64_t last =
+      std::max(first, std::min(outputs, (width - offset + stride - 1) / stride));
+  return {first, last};
+}
+
 /// Depthwise convolution (one input channel per group and one filter per
 /// channel, as in MobileNets) directly: each output row accumulates kernel
 /// row by kernel column over all its outputs at once, planes in parallel.
@@ -441,10 +454,8 @@ void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
             continue;
           const float *row = src + iy * wd;
           for (int64_t j = 0; j < kw; ++j) {
-            // Outputs whose input column lies inside the image.
             int64_t offset = j * dw - pw;
-            int64_t x0 = std::min(ow, std::max<int64_t>(0, (-offset + sw - 1) / sw));
-            int64_t x1 = std::max(x0, std::min(ow, (wd - offset + sw - 1) / sw));
+            auto [x0, x1] = columnsInside(offset, sw, wd, ow);
             float weight = filter[i * kw + j];
             const float *from = row + offset;
             for (int64_t xo = x0; xo < x1; ++xo)
@@ -492,10 +503,8 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
           int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
           const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
           float *row = columns.data() + r * width + image * cols;
-          // Output columns whose input column lies inside the image.
           int64_t offset = j * dw - pw;
-          int64_t x0 = std::min(ow, std::max<int64_t>(0, (-offset + sw - 1) / sw));
-          int64_t x1 = std::max(x0, std::min(ow, (wd - offset + sw - 1) / sw));
+          auto [x0, x1] = columnsInside(offset, sw, wd, ow);
           for (int64_t y = 0; y < oh; ++y) {
             float *dst = row + y * ow;
             int64_t iy = y * sh - ph + i * dh;
@@ -557,10 +566,8 @@ void pool2dF32(const TensorView &x, const TensorView &out,
              ++i) {
           const float *row = in + (p * h + top + i) * w;
           for (int64_t j = 0; j < kw; ++j) {
-            // Outputs whose input column j lies inside the image.
             int64_t offset = j - pw;
-            int64_t x0 = std::min(ow, std::max<int64_t>(0, (-offset + sw - 1) / sw));
-            int64_t x1 = std::max(x0, std::min(ow, (w - offset + sw - 1) / sw));
+            auto [x0, x1] = columnsInside(offset, sw, w, ow);
             const float *src = row + offset;
             if (max)
               for (int64_t xo = x0; xo < x1; ++xo) {

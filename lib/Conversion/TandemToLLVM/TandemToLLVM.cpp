@@ -161,7 +161,8 @@ FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
       })
       .Case<arith::ConstantOp>([&](arith::ConstantOp constant)
                                    -> FailureOr<Result> {
-        // Folded shapes and splats are fills; other constants come later.
+        // Folded shapes and splats are fills; other dense constants (the
+        // frontend's interpolation taps) travel in the image.
         auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
         if (!dense)
           return constant.emitError("tandem-compile lowers dense tensor "
