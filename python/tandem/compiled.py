@@ -58,6 +58,12 @@ def run_compiler(mlir_path, output, emit="lib", gpu_memory=None,
     return done
 
 
+def check_backend(backend):
+    if backend not in BACKENDS:
+        raise RuntimeFailure(f"unknown backend '{backend}': expected one of "
+                             f"{', '.join(BACKENDS)}")
+
+
 def format_budget(budget) -> str:
     """4 << 30 or "4GiB" → what --gpu-memory takes."""
     if isinstance(budget, bool) or not isinstance(budget, (int, str)):
@@ -78,9 +84,7 @@ class CompiledModel:
 
     def __init__(self, library_path, weights_path, mlir_path, input_types,
                  output_types, report, backend, aten_ops=(), owned_folder=None):
-        if backend not in BACKENDS:
-            raise RuntimeFailure(f"unknown backend '{backend}': expected one of "
-                                 f"{', '.join(BACKENDS)}")
+        check_backend(backend)
         self.library_path = library_path
         self.weights_path = weights_path
         self.mlir_path = mlir_path
@@ -168,39 +172,26 @@ def compile(module, example_args, gpu_memory=None, device_profile=None,
     backend: "auto" (cuda when a GPU is present, else sim), "sim" or "cuda";
     workdir: where the files go (default: a temporary folder, removed when
     the model is closed or collected)."""
-    from .exporter import Exporter, normalize_example_args, trace
-    if backend not in BACKENDS:
-        raise RuntimeFailure(f"unknown backend '{backend}': expected one of "
-                             f"{', '.join(BACKENDS)}")
-    example_args = normalize_example_args(module, example_args)
-    exporter = Exporter(trace(module, example_args))
-    exporter.run()
+    from .exporter import export_model
+    check_backend(backend)  # before the export and compilation it would waste
     owned_folder = None
     if workdir is None:
         workdir = owned_folder = tempfile.mkdtemp(prefix="tandem-")
     os.makedirs(workdir, exist_ok=True)
     try:
-        return build_model(exporter, module, example_args, workdir, gpu_memory,
-                           device_profile, strategy, backend, owned_folder)
+        prefix = os.path.join(workdir, "model")
+        exporter = export_model(module, example_args, prefix)
+        library_path, report_path = prefix + ".so", prefix + ".placement.json"
+        run_compiler(prefix + ".mlir", library_path, "lib", gpu_memory,
+                     device_profile, strategy, report_path)
+        with open(report_path) as f:
+            report = json.load(f)
+        return CompiledModel(library_path, prefix + ".safetensors",
+                             prefix + ".mlir",
+                             [a.type for a in exporter.builder.arguments],
+                             [r.type for r in exporter.builder.results], report,
+                             backend, exporter.aten_ops, owned_folder)
     except BaseException:
         if owned_folder:
             shutil.rmtree(owned_folder, ignore_errors=True)
         raise
-
-
-def build_model(exporter, module, example_args, workdir, gpu_memory,
-                device_profile, strategy, backend, owned_folder):
-    from .exporter import header, write_both
-    prefix = os.path.join(workdir, "model")
-    mlir_path, weights_path = prefix + ".mlir", prefix + ".safetensors"
-    write_both(mlir_path, header(module, example_args) + exporter.builder.print(),
-               weights_path, exporter.weights_file_contents())
-    library_path, report_path = prefix + ".so", prefix + ".placement.json"
-    run_compiler(mlir_path, library_path, "lib", gpu_memory, device_profile,
-                 strategy, report_path)
-    with open(report_path) as f:
-        report = json.load(f)
-    return CompiledModel(library_path, weights_path, mlir_path,
-                         [a.type for a in exporter.builder.arguments],
-                         [r.type for r in exporter.builder.results], report,
-                         backend, exporter.aten_ops, owned_folder)

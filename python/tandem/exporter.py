@@ -169,7 +169,6 @@ class Exporter:
         self.program = program
         self.builder = mlir.FunctionBuilder()
         self.cx = Context(self.builder)
-        self.cx.values = {}
         self.weights = {}  # name → tensor the graph reads
         self.aten_ops = set()  # the overloads lowered
 
@@ -280,15 +279,21 @@ def export(module: torch.nn.Module, example_args, prefix: str):
     `example_args` is a tensor or a tuple of tensors: the shapes and dtypes
     `@main` takes. Raises ExportError (and writes nothing) when the module
     cannot be exported."""
+    export_model(module, example_args, prefix)
+    return prefix + ".mlir", prefix + ".safetensors"
+
+
+def export_model(module, example_args, prefix: str) -> "Exporter":
+    """export()'s work; returns the Exporter, which knows @main's argument
+    and result types and the ATen ops it lowered (what tandem.compile
+    needs besides the files)."""
     example_args = normalize_example_args(module, example_args)
-    program = trace(module, example_args)
-    exporter = Exporter(program)
+    exporter = Exporter(trace(module, example_args))
     exporter.run()
-    text = header(module, example_args) + exporter.builder.print()
-    tensors = exporter.weights_file_contents()
-    mlir_path, weights_path = prefix + ".mlir", prefix + ".safetensors"
-    write_both(mlir_path, text, weights_path, tensors)
-    return mlir_path, weights_path
+    write_both(prefix + ".mlir", header(module, example_args) +
+               exporter.builder.print(), prefix + ".safetensors",
+               exporter.weights_file_contents())
+    return exporter
 
 
 def normalize_example_args(module, example_args):

@@ -63,6 +63,7 @@ class Context:
 
     def __init__(self, builder: mlir.FunctionBuilder):
         self.builder = builder
+        self.values = {}  # graph node -> its value (a list for several results)
         self.node = None
         self.location = mlir.UNKNOWN
         self.pin = None  # a device name from tandem.device_guard

@@ -102,6 +102,10 @@ folder = os.path.dirname(run.library_path)
 run.close()
 print(f"temporary folder removed on close: {not os.path.exists(folder)}")
 try:
+    tandem.compile(nn.Linear(4, 3), (x,), backend="tpu")
+except tandem.RuntimeFailure as error:
+    print(f"bad backend: RuntimeFailure: {error}")
+try:
     tandem.compile(nn.Linear(4, 3), (x,), gpu_memory="lots")
 except tandem.CompileError as error:
     print("bad budget: CompileError: " + " ".join(str(error).split()))
