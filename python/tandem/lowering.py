@@ -1103,20 +1103,25 @@ def _batch_norm_no_training(cx, x, weight, bias, mean, var, momentum, epsilon):
             Unavailable("the batch deviation of batch_norm")]
 
 
-@lowers(aten.native_batch_norm.default, aten._native_batch_norm_legit.default,
-        aten.batch_norm.default)
-def _native_batch_norm(cx, x, weight, bias, mean, var, training, momentum,
-                       epsilon, *unused):
+def require_running_statistics(cx, training, mean):
     if training or mean is None:
         raise cx.error("batch_norm with batch statistics (training mode): "
                        "Tandem exports eval mode only")
-    out = cx.result_type(0) if cx.node.target != aten.batch_norm.default \
-        else cx.result_type()
-    result = batch_norm(cx, x, weight, bias, mean, var, epsilon, out)
-    if cx.node.target == aten.batch_norm.default:
-        return result
-    return [result, Unavailable("the batch mean of batch_norm"),
-            Unavailable("the batch deviation of batch_norm")]
+
+
+@lowers(aten.native_batch_norm.default, aten._native_batch_norm_legit.default)
+def _native_batch_norm(cx, x, weight, bias, mean, var, training, momentum,
+                       epsilon):
+    require_running_statistics(cx, training, mean)
+    return _batch_norm_no_training(cx, x, weight, bias, mean, var, momentum,
+                                   epsilon)
+
+
+@lowers(aten.batch_norm.default)
+def _batch_norm(cx, x, weight, bias, mean, var, training, momentum, epsilon,
+                *unused):
+    require_running_statistics(cx, training, mean)
+    return batch_norm(cx, x, weight, bias, mean, var, epsilon, cx.result_type())
 
 
 def batch_norm(cx, x, weight, bias, mean, var, epsilon, out):

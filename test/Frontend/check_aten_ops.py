@@ -9,7 +9,9 @@ import torch.nn.functional as F
 from torch import nn
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+sys.path.insert(0, os.path.dirname(__file__))
 import tandem  # noqa: E402
+from models import relative_error  # noqa: E402
 
 TOLERANCE = 1e-5  # relative to the output's largest magnitude
 
@@ -122,8 +124,7 @@ for strategy in ("all-cpu", "all-gpu"):
                          workdir=os.path.join(sys.argv[1], strategy))
     got = run(*inputs)
     for name, value, want in zip(names, got, expected):
-        error = ((value.double() - want.double()).abs().max() /
-                 want.double().abs().max().clamp_min(1e-30)).item()
+        error = relative_error(value, want)
         ok = value.shape == want.shape and error <= TOLERANCE
         failed += not ok
         print(f"{strategy}: {name}: {error:.1e} {'ok' if ok else 'FAILED'}")

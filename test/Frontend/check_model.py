@@ -59,8 +59,7 @@ for k, (got, want) in enumerate(zip(outputs, expected)):
         failures.append(f"result {k} is {tuple(got.shape)} {got.dtype}, torch "
                         f"gives {tuple(want.shape)} {want.dtype}")
         continue
-    error = ((got.double() - want.double()).abs().max() /
-             want.double().abs().max().clamp_min(1e-30)).item()
+    error = models.relative_error(got, want)
     print(f"{options.name}: result {k} {tuple(got.shape)}: max |tandem - torch| "
           f"/ max |torch| = {error:.2e} (tolerance {TOLERANCE:.0e})")
     if not error <= TOLERANCE:
