@@ -449,17 +449,6 @@ std::string firstBeyond(const Image &image, int64_t budget) {
                          : culprit;
 }
 
-/// Whether any op or weight of the model was placed on the GPU.
-bool placesAnythingOnGpu(const Image &image) {
-  for (const OpRecord &op : image.ops)
-    if (op.device == img::kGpu)
-      return true;
-  for (const WeightRecord &weight : image.weights)
-    if (weight.device == img::kGpu)
-      return true;
-  return false;
-}
-
 /// Picks the device backend, checks the budget and allocates the arenas.
 bool setUp(TandemRuntime &rt, std::string &error) {
   std::string why;
@@ -470,8 +459,9 @@ bool setUp(TandemRuntime &rt, std::string &error) {
     }
     rt.useCuda = true;
   } else if (rt.options.backend == "auto") {
-    // A model placed all on the CPU neither needs nor starts CUDA.
-    if (!placesAnythingOnGpu(rt.image))
+    // A plan with no GPU memory (a model placed all on the CPU) neither
+    // needs nor starts CUDA.
+    if (rt.image.gpuArena == 0)
       rt.useCuda = false;
     else if (!(rt.useCuda = cuda::available(why)))
       std::fprintf(stderr, "note: no CUDA GPU (%s): GPU ops run on the sim "
