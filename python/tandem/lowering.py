@@ -881,11 +881,7 @@ def _sdpa(cx, q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False,
     factor = scale if scale is not None else 1.0 / math.sqrt(q.type.shape[-1])
     scores = cx.emit("tandem.mul", [scores, cx.scalar(factor, e)], scores_type)
     if is_causal:
-        grid = TensorType((length, source), "i64")
-        rows = cx.emit("tandem.iota", [], grid, {"axis": mlir.i64(0)})
-        cols = cx.emit("tandem.iota", [], grid, {"axis": mlir.i64(1)})
-        allowed = cx.emit("tandem.compare", [cols, rows], grid.with_element("i1"),
-                          {"predicate": "#tandem.predicate<le>"})
+        allowed = diagonal_mask(cx, (length, source), 0, "le")
         scores = cx.emit("tandem.select", [allowed, scores,
                                            cx.scalar(-math.inf, e)], scores_type)
     if attn_mask is not None:
@@ -1342,16 +1338,22 @@ def _arange(cx, *args, **unused):
     return counting
 
 
-def triangle(cx, x, diagonal, predicate):
-    """Keeps the elements whose column − row compares to `diagonal`."""
-    out = cx.result_type()
-    grid = TensorType(out.shape[-2:], "i64")
+def diagonal_mask(cx, shape, diagonal, predicate) -> Value:
+    """The i1 mask of a rows × columns grid where column − row compares to
+    `diagonal` (le 0: causal attention; triu/tril)."""
+    grid = TensorType(tuple(shape), "i64")
     rows = cx.emit("tandem.iota", [], grid, {"axis": mlir.i64(0)})
     cols = cx.emit("tandem.iota", [], grid, {"axis": mlir.i64(1)})
     offset = cx.emit("tandem.sub", [cols, rows], grid)
-    keep = cx.emit("tandem.compare", [offset, cx.scalar(diagonal, "i64")],
+    return cx.emit("tandem.compare", [offset, cx.scalar(diagonal, "i64")],
                    grid.with_element("i1"),
                    {"predicate": f"#tandem.predicate<{predicate}>"})
+
+
+def triangle(cx, x, diagonal, predicate):
+    """Keeps the elements whose column − row compares to `diagonal`."""
+    out = cx.result_type()
+    keep = diagonal_mask(cx, out.shape[-2:], diagonal, predicate)
     return cx.emit("tandem.select", [keep, x, cx.scalar(0, out.element)], out)
 
 
