@@ -18,6 +18,7 @@ import torch
 from . import mlir
 from .errors import ExportError
 from .mlir import TensorType, Value
+from .sources import describe
 
 aten = torch.ops.aten
 
@@ -113,18 +114,6 @@ class Context:
         if x.type.shape == shape:
             return x
         return self.emit("tandem.reshape", [x], x.type.with_shape(shape))
-
-
-def describe(node) -> str:
-    """`aten.op at file:line (source)` for messages."""
-    from .exporter import source_frame  # the exporter parses stack traces
-    target = getattr(node, "target", node)
-    name = str(target)
-    frame = source_frame(node) if node is not None else None
-    if frame is None:
-        return name
-    where = f"{name} at {frame.file}:{frame.line}"
-    return where + (f" ({frame.code})" if frame.code else "")
 
 
 LOWERINGS = {}

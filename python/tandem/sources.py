@@ -1,0 +1,84 @@
+"""Where an exported op comes from: the model's source line (from the
+node's stack trace, skipping PyTorch's own frames) and its module path, for
+op locations and for messages."""
+import os
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+import torch
+
+from . import mlir
+
+TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    code: str
+
+
+_FRAME = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+), in [^\n]*\n'
+                    r'(?P<code>[^\n]*)?')
+
+
+def source_frame(node) -> Optional[Frame]:
+    """The innermost frame of the node's stack trace outside PyTorch itself:
+    the model's own line."""
+    trace = node.meta.get("stack_trace") if hasattr(node, "meta") else None
+    if not trace:
+        return None
+    frames = [Frame(m["file"], int(m["line"]), (m["code"] or "").strip())
+              for m in _FRAME.finditer(trace + "\n")]
+    if not frames:
+        return None
+    own = [f for f in frames if not f.file.startswith(TORCH_DIR)]
+    frame = (own or frames)[-1]
+    return Frame(short_path(frame.file), frame.line, frame.code)
+
+
+def short_path(path: str) -> str:
+    """A source path as people read it: from the package root for installed
+    packages (torchvision/models/resnet.py), relative to the working folder
+    for the user's own files."""
+    marker = "site-packages" + os.sep
+    if marker in path:
+        return path.split(marker, 1)[1]
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def module_path(node) -> str:
+    """`layer1.0.conv1` for an op traced in that submodule."""
+    stack = node.meta.get("nn_module_stack")
+    if not stack:
+        return ""
+    path = list(stack.values())[-1][0]
+    path = re.sub(r"^L\['self'\]\.?", "", path)
+    path = re.sub(r"\[(\d+)\]", r".\1", path)
+    path = re.sub(r"\._modules\['([^']+)'\]", r".\1", path)
+    return path.strip(".")
+
+
+def location_of(node) -> mlir.Location:
+    frame = source_frame(node)
+    name = module_path(node)
+    if frame is None:
+        return mlir.Location(name=name) if name else mlir.UNKNOWN
+    return mlir.Location(frame.file, frame.line, 0, name)
+
+
+def describe(node) -> str:
+    """`aten.op at file:line (source)` for messages."""
+    target = getattr(node, "target", node)
+    name = str(target)
+    frame = source_frame(node) if node is not None else None
+    if frame is None:
+        return name
+    where = f"{name} at {frame.file}:{frame.line}"
+    return where + (f" ({frame.code})" if frame.code else "")
