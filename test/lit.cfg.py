@@ -14,7 +14,7 @@ config.suffixes = [".mlir", ".test"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.tandem_obj_root, "test")
 # Unit/ is its own suite (GoogleTest); Inputs/ holds files tests read.
-config.excludes = ["Inputs", "Unit", "CMakeLists.txt", "lit.cfg.py",
+config.excludes = ["Inputs", "Unit", "lib", "CMakeLists.txt", "lit.cfg.py",
                    "lit.site.cfg.py"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
@@ -25,7 +25,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.tandem_tools_dir, config.llvm_tools_dir]
-tools = ["tandem-opt", "tandem-calibrate", "tandem-compile"]
+tools = ["tandem-opt", "tandem-calibrate", "tandem-compile",
+         "tandem-placement-properties"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

@@ -10,6 +10,13 @@
 using namespace mlir;
 using namespace mlir::tandem;
 
+bool tandem::isPlaced(FunctionOpInterface func) {
+  for (Operation &op : func.getFunctionBody().getOps())
+    if (isa<TransferOp>(op) || op.hasAttr(TandemDialect::kDeviceAttrName))
+      return true;
+  return false;
+}
+
 FailureOr<PlacementGraph>
 tandem::buildPlacementGraph(FunctionOpInterface func,
                             const DeviceProfile &profile,
@@ -40,7 +47,19 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
   for (BlockArgument argument : block.getArguments())
     addValue(argument, -1 - static_cast<int>(argument.getArgNumber()));
 
+  bool alreadyPlaced = isPlaced(func);
+  if (alreadyPlaced)
+    graph.given.emplace();
   for (Operation &op : block) {
+    if (auto transfer = dyn_cast<TransferOp>(op)) {
+      // An explicit copy: its readers read the value it copies.
+      auto it = valueIndex.find(transfer.getX());
+      if (it == valueIndex.end())
+        return op.emitError("placement needs every operand defined in the "
+                            "function's body");
+      valueIndex[transfer.getResult()] = it->second;
+      continue;
+    }
     if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
       for (Value operand : op.getOperands())
         if (auto it = valueIndex.find(operand); it != valueIndex.end())
@@ -74,6 +93,28 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
                                  "far";
       placed.pin = pin.getKind();
     }
+    if (alreadyPlaced) {
+      auto device = op.getAttrOfType<DeviceAttr>(TandemDialect::kDeviceAttrName);
+      if (!device)
+        return op.emitError()
+               << "has no tandem.device, but @" << func.getName()
+               << " is already placed (other ops carry tandem.device or it "
+                  "has tandem.transfer ops): place a model whose ops carry "
+                  "none, and fix devices with tandem.pin";
+      if (placed.pin && *placed.pin != device.getKind())
+        return op.emitError() << "is placed on " << device
+                              << " but pinned to "
+                              << op.getAttr(TandemDialect::kPinAttrName);
+      if (device.isGPU() && !problem.hasGpu)
+        return op.emitError() << "is placed on " << device
+                              << " but the device profile '" << profile.name
+                              << "' has no GPU";
+      if (device.isGPU() && device.getOrdinal() != 0)
+        return op.emitError() << "is placed on " << device
+                              << ": placement handles one GPU (ordinal 0) so "
+                                 "far";
+      graph.given->push_back(device.isGPU());
+    }
     if (!placed.canRunOn(DeviceKind::CPU) && !placed.canRunOn(DeviceKind::GPU))
       return op.emitError("can run on no device of the profile");
     if (placed.cpuUs == kUnreachable && !problem.hasGpu)
@@ -85,7 +126,7 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
         return op.emitError("placement needs every operand defined in the "
                             "function's body");
       if (support.isHostOperand(operandIndex))
-        problem.values[it->second].hostConsumers.push_back(index);
+        placed.hostOperands.push_back(it->second);
       else if (!llvm::is_contained(placed.operands, it->second))
         placed.operands.push_back(it->second);
     }

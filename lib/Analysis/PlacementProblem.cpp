@@ -6,6 +6,9 @@
 
 #include <algorithm>
 
+#include "llvm/ADT/Sequence.h"
+#include "llvm/ADT/SmallVector.h"
+
 using namespace mlir;
 using namespace mlir::tandem;
 
@@ -47,13 +50,46 @@ void PlacementProblem::finalize() {
   for (auto [index, op] : llvm::enumerate(ops)) {
     for (int operand : op.operands)
       values[operand].consumers.push_back(index);
+    for (int operand : op.hostOperands)
+      values[operand].hostConsumers.push_back(index);
   }
+  auto sortUnique = [](std::vector<int> &list) {
+    llvm::sort(list);
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+  };
   for (PlacementValue &value : values) {
-    llvm::sort(value.consumers);
-    value.consumers.erase(
-        std::unique(value.consumers.begin(), value.consumers.end()),
-        value.consumers.end());
+    sortUnique(value.consumers);
+    sortUnique(value.hostConsumers);
   }
+  // Alias groups: a reshape's result with its operand, transitively.
+  aliasGroupOf.assign(values.size(), -1);
+  aliasGroupMembers.clear();
+  for (auto [index, value] : llvm::enumerate(values)) {
+    int group = -1;
+    if (!value.isArgument() && ops[value.producer].aliasesOperand &&
+        !ops[value.producer].operands.empty())
+      group = aliasGroupOf[ops[value.producer].operands.front()];
+    if (group < 0) {
+      group = aliasGroupMembers.size();
+      aliasGroupMembers.emplace_back();
+    }
+    aliasGroupOf[index] = group;
+    aliasGroupMembers[group].push_back(index);
+  }
+}
+
+int64_t PlacementProblem::arenaBytes(const Placement &placement) const {
+  return planMemory(gpuBuffers(placement)).arenaBytes;
+}
+
+bool PlacementProblem::fitsBudget(const Placement &placement) const {
+  return fitsBudget(placement, evaluate(placement));
+}
+
+bool PlacementProblem::fitsWithin(const Placement &placement,
+                                  const PlacementCost &cost,
+                                  int64_t budget) const {
+  return cost.peakGpuBytes <= budget && arenaBytes(placement) <= budget;
 }
 
 namespace {
@@ -132,38 +168,120 @@ std::optional<BufferLifetime> gpuBufferOf(const PlacementValue &value,
 }
 } // namespace
 
-std::vector<BufferLifetime>
-PlacementProblem::gpuBuffers(const Placement &placement,
-                             std::vector<std::vector<int>> *members) const {
-  std::vector<BufferLifetime> buffers;
-  if (members)
-    members->clear();
-  std::vector<int> bufferOf(values.size(), -1);
+template <typename Indices, typename BufferOf, typename OnUse>
+void PlacementProblem::collectGpuBuffers(
+    const Placement &placement, const Indices &indices, BufferOf &bufferOf,
+    std::vector<BufferLifetime> &buffers,
+    std::vector<std::vector<int>> *members, OnUse onUse) const {
   int64_t lastPoint = getNumPoints() - 1;
-  for (auto [index, value] : llvm::enumerate(values)) {
-    std::optional<BufferLifetime> buffer =
-        gpuBufferOf(value, useOf(value, placement), lastPoint);
+  for (int index : indices) {
+    const PlacementValue &value = values[index];
+    ValueUse use = useOf(value, placement);
+    onUse(value, use);
+    std::optional<BufferLifetime> buffer = gpuBufferOf(value, use, lastPoint);
     if (!value.isArgument() && ops[value.producer].aliasesOperand &&
         placement[value.producer]) {
       // A GPU reshape reads its operand on the GPU, so that buffer exists:
       // the result shares it, and keeps it alive as long as it needs it.
-      int shared = bufferOf[ops[value.producer].operands.front()];
+      int shared = bufferOf.get(ops[value.producer].operands.front());
       assert(shared >= 0 && "a GPU reshape's operand has a GPU buffer");
       if (buffer)
         buffers[shared].last = std::max(buffers[shared].last, buffer->last);
-      bufferOf[index] = shared;
+      bufferOf.set(index, shared);
       if (members)
         (*members)[shared].push_back(index);
       continue;
     }
     if (!buffer)
       continue;
-    bufferOf[index] = buffers.size();
+    bufferOf.set(index, buffers.size());
     buffers.push_back(*buffer);
     if (members)
-      members->push_back({static_cast<int>(index)});
+      members->push_back({index});
   }
+}
+
+namespace {
+/// Buffer of each value, for all of them.
+struct DenseBufferOf {
+  std::vector<int> map;
+  int get(int value) const { return map[value]; }
+  void set(int value, int buffer) { map[value] = buffer; }
+};
+/// Buffer of each value, for the few of one alias group.
+struct SparseBufferOf {
+  llvm::SmallVector<std::pair<int, int>, 8> map;
+  int get(int value) const {
+    for (auto [key, buffer] : map)
+      if (key == value)
+        return buffer;
+    return -1;
+  }
+  void set(int value, int buffer) { map.push_back({value, buffer}); }
+};
+} // namespace
+
+std::vector<BufferLifetime>
+PlacementProblem::gpuBuffers(const Placement &placement,
+                             std::vector<std::vector<int>> *members) const {
+  std::vector<BufferLifetime> buffers;
+  if (members)
+    members->clear();
+  DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
+  collectGpuBuffers(placement, llvm::seq<int>(0, values.size()), bufferOf,
+                    buffers, members, [](const PlacementValue &, const ValueUse &) {});
   return buffers;
+}
+
+int64_t PlacementProblem::aliasGroupBytesAt(int group,
+                                            const Placement &placement,
+                                            int64_t point) const {
+  std::vector<BufferLifetime> buffers;
+  SparseBufferOf bufferOf;
+  collectGpuBuffers(placement, aliasGroupMembers[group], bufferOf, buffers,
+                    nullptr, [](const PlacementValue &, const ValueUse &) {});
+  int64_t bytes = 0;
+  for (const BufferLifetime &buffer : buffers)
+    if (buffer.first <= point && point <= buffer.last)
+      bytes += alignBufferSize(buffer.bytes);
+  return bytes;
+}
+
+PlacementProblem::MoveEffect
+PlacementProblem::moveEffect(Placement &placement, llvm::ArrayRef<int> moved,
+                             int64_t point) const {
+  // Only the moved ops' own times, the transfers of the values they touch
+  // and the buffers those values share change.
+  llvm::SmallVector<int, 16> touched, groups;
+  for (int op : moved)
+    for (const std::vector<int> *list :
+         {&ops[op].operands, &ops[op].hostOperands, &ops[op].results})
+      touched.append(list->begin(), list->end());
+  llvm::sort(touched);
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (int value : touched)
+    groups.push_back(aliasGroupOf[value]);
+  llvm::sort(groups);
+  groups.erase(std::unique(groups.begin(), groups.end()), groups.end());
+  auto measure = [&](double &us, int64_t &bytes) {
+    us = 0;
+    bytes = 0;
+    for (int op : moved)
+      us += placement[op] ? ops[op].gpuUs : ops[op].cpuUs;
+    for (int value : touched)
+      us += transferUs(value, placement);
+    for (int group : groups)
+      bytes += aliasGroupBytesAt(group, placement, point);
+  };
+  double usBefore, usAfter;
+  int64_t bytesBefore, bytesAfter;
+  measure(usBefore, bytesBefore);
+  for (int op : moved)
+    placement[op] ^= 1;
+  measure(usAfter, bytesAfter);
+  for (int op : moved)
+    placement[op] ^= 1;
+  return {usAfter - usBefore, bytesAfter - bytesBefore};
 }
 
 PlacementCost PlacementProblem::evaluate(const Placement &placement,
@@ -175,27 +293,30 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement,
     else
       cost.cpuComputeUs += op.cpuUs;
   }
-  // One pass over the values: transfers, and GPU memory as a difference
-  // array over the program points.
+  // One pass over the values: transfers, and the GPU buffers.
+  std::vector<BufferLifetime> buffers;
+  DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
+  collectGpuBuffers(
+      placement, llvm::seq<int>(0, values.size()), bufferOf, buffers, nullptr,
+      [&](const PlacementValue &value, const ValueUse &use) {
+        switch (transferDirection(value, use)) {
+        case +1:
+          cost.transferUs += value.h2dUs;
+          ++cost.h2dCount;
+          cost.h2dBytes += value.bytes;
+          break;
+        case -1:
+          cost.transferUs += value.d2hUs;
+          ++cost.d2hCount;
+          cost.d2hBytes += value.bytes;
+          break;
+        default:
+          break;
+        }
+      });
+  // GPU memory as a difference array over the program points.
   std::vector<int64_t> delta(getNumPoints() + 1, 0);
-  for (const PlacementValue &value : values) {
-    ValueUse use = useOf(value, placement);
-    switch (transferDirection(value, use)) {
-    case +1:
-      cost.transferUs += value.h2dUs;
-      ++cost.h2dCount;
-      cost.h2dBytes += value.bytes;
-      break;
-    case -1:
-      cost.transferUs += value.d2hUs;
-      ++cost.d2hCount;
-      cost.d2hBytes += value.bytes;
-      break;
-    default:
-      break;
-    }
-  }
-  for (const BufferLifetime &buffer : gpuBuffers(placement)) {
+  for (const BufferLifetime &buffer : buffers) {
     delta[buffer.first] += alignBufferSize(buffer.bytes);
     delta[buffer.last + 1] -= alignBufferSize(buffer.bytes);
   }
@@ -219,6 +340,24 @@ Placement PlacementProblem::leastGpuPlacement() const {
   for (auto [index, op] : llvm::enumerate(ops))
     placement[index] = (op.pin && *op.pin == DeviceKind::GPU) ||
                        !op.canRunOn(DeviceKind::CPU);
+  return placement;
+}
+
+std::string PlacementProblem::describeGpuMemory(const Placement &placement,
+                                                const PlacementCost &cost) const {
+  int64_t arena = arenaBytes(placement);
+  std::string text = std::to_string(std::max(arena, cost.peakGpuBytes)) +
+                     " bytes of GPU memory";
+  if (arena > cost.peakGpuBytes)
+    text += " once laid out (" + std::to_string(cost.peakGpuBytes) +
+            " bytes live at its peak)";
+  return text;
+}
+
+Placement PlacementProblem::mostGpuPlacement() const {
+  Placement placement(ops.size());
+  for (auto [index, op] : llvm::enumerate(ops))
+    placement[index] = op.canRunOn(DeviceKind::GPU) && op.pin != DeviceKind::CPU;
   return placement;
 }
 

@@ -16,7 +16,7 @@ static JSONValue timeOrNull(double us) {
 
 llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
                                               const PlacementResult &result,
-                                              PlacementStrategy strategy,
+                                              llvm::StringRef strategy,
                                               const DeviceProfile &profile,
                                               llvm::StringRef functionName) {
   const PlacementProblem &problem = graph.problem;
@@ -58,19 +58,20 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
   }
 
   return Object{
-      {"strategy", stringifyPlacementStrategy(strategy)},
+      {"strategy", strategy},
       {"device_profile", profile.name},
       {"function", functionName},
       {"gpu_memory_budget_bytes", problem.gpuBudgetBytes},
       {"peak_gpu_bytes", cost.peakGpuBytes},
-      {"gpu_arena_bytes",
-       planMemory(problem.gpuBuffers(result.placement)).arenaBytes},
+      {"gpu_arena_bytes", problem.arenaBytes(result.placement)},
       {"predicted_us", Object{{"total", cost.totalUs()},
                               {"cpu_compute", cost.cpuComputeUs},
                               {"gpu_compute", cost.gpuComputeUs},
                               {"transfer", cost.transferUs}}},
       {"optimal_us",
        result.optimalUs ? JSONValue(*result.optimalUs) : JSONValue(nullptr)},
+      {"lower_bound_us", result.lowerBoundUs ? JSONValue(*result.lowerBoundUs)
+                                             : JSONValue(nullptr)},
       {"transfers", Object{{"h2d_count", cost.h2dCount},
                            {"d2h_count", cost.d2hCount},
                            {"h2d_bytes", cost.h2dBytes},

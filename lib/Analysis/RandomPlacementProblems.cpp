@@ -38,7 +38,7 @@ PlacementProblem tandem::makeRandomPlacementProblem(std::mt19937 &rng,
       for (int k = 0; k < numOperands; ++k) {
         int value = rng() % problem.values.size();
         if (unit(rng) < 0.1) {
-          problem.values[value].hostConsumers.push_back(i);
+          op.hostOperands.push_back(value);
           continue;
         }
         if (std::find(op.operands.begin(), op.operands.end(), value) ==

@@ -28,6 +28,7 @@
 #include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Analysis/MemoryPlanner.h"
 #include "tandem/Dialect/Tandem/IR/TandemAttrs.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -45,8 +46,10 @@ struct PlacementOp {
   double cpuUs = 0, gpuUs = kUnreachable;
   /// The user's fixed choice, if any.
   std::optional<DeviceKind> pin;
-  /// Indices into PlacementProblem::values.
-  std::vector<int> operands, results;
+  /// Indices into PlacementProblem::values: the operands read on the op's
+  /// own device, those read on the host whatever the op's device (the
+  /// device contract's host operands), and the results.
+  std::vector<int> operands, hostOperands, results;
   bool isWeight = false;
   /// A reshape: placed on the GPU, its result is its operand's GPU buffer
   /// (the memory plan gives it no buffer of its own), which then lives until
@@ -67,7 +70,7 @@ struct PlacementValue {
   int producer = -1;
   /// Ops that read it as an ordinary operand (on their own device), sorted.
   std::vector<int> consumers;
-  /// Ops that read it on the host, sorted.
+  /// Ops that read it on the host, sorted (from their hostOperands).
   std::vector<int> hostConsumers;
   bool isResult = false;
   bool isWeight = false;
@@ -98,7 +101,8 @@ public:
   int64_t gpuBudgetBytes = 0;
   bool hasGpu = true;
 
-  /// Fills in sorted consumer lists; call after adding ops and values.
+  /// Fills in the sorted consumer and host-consumer lists from the ops'
+  /// operands; call after adding ops and values.
   void finalize();
 
   int64_t getNumPoints() const { return 2 * int64_t(ops.size()) + 1; }
@@ -118,17 +122,66 @@ public:
   gpuBuffers(const Placement &placement,
              std::vector<std::vector<int>> *members = nullptr) const;
 
-  /// True if the placement fits the GPU budget.
-  bool fitsBudget(const Placement &placement) const {
-    return evaluate(placement).peakGpuBytes <= gpuBudgetBytes;
+  /// The bytes of the GPU arena once the placement's GPU buffers are laid
+  /// out (planMemory), as --tandem-plan-memory will lay them out.
+  int64_t arenaBytes(const Placement &placement) const;
+
+  /// True if the placement's GPU buffers, laid out, fit the budget: what
+  /// the budget bounds. The peak of live bytes is a lower bound of the
+  /// arena, checked first because it is cheaper.
+  bool fitsBudget(const Placement &placement) const;
+  bool fitsBudget(const Placement &placement, const PlacementCost &cost) const {
+    return fitsWithin(placement, cost, gpuBudgetBytes);
   }
+  /// As fitsBudget, under another budget.
+  bool fitsWithin(const Placement &placement, const PlacementCost &cost,
+                  int64_t budget) const;
+
+  /// "N bytes of GPU memory": the laid-out arena of a placement, and, when
+  /// fragmentation makes it larger than the peak of live bytes, that peak.
+  std::string describeGpuMemory(const Placement &placement,
+                                const PlacementCost &cost) const;
 
   /// The placement that keeps everything it may on the CPU: the least GPU
   /// memory any placement can use.
   Placement leastGpuPlacement() const;
 
+  /// Everything on the GPU that can run there and is not pinned to the CPU:
+  /// the `all-gpu` baseline.
+  Placement mostGpuPlacement() const;
+
   /// Change in total time if op `op` moved to the other device.
   double flipDeltaUs(int op, Placement &placement) const;
+
+  /// What moving the ops `moved` to the other device changes: the total
+  /// time, and the GPU bytes live at `point`. Computed from the values they
+  /// touch alone, so far cheaper than two evaluations.
+  struct MoveEffect {
+    double deltaUs;
+    int64_t deltaBytes;
+  };
+  MoveEffect moveEffect(Placement &placement, llvm::ArrayRef<int> moved,
+                        int64_t point) const;
+
+private:
+  /// The GPU buffers of the values `indices` (increasing, so a reshape's
+  /// result comes after its operand), appended to `buffers`; `bufferOf`
+  /// maps a value to its buffer and is filled in; `onUse` sees where each
+  /// value is read.
+  template <typename Indices, typename BufferOf, typename OnUse>
+  void collectGpuBuffers(const Placement &placement, const Indices &indices,
+                         BufferOf &bufferOf,
+                         std::vector<BufferLifetime> &buffers,
+                         std::vector<std::vector<int>> *members,
+                         OnUse onUse) const;
+  /// The GPU bytes the buffers of one alias group keep live at `point`.
+  int64_t aliasGroupBytesAt(int group, const Placement &placement,
+                            int64_t point) const;
+
+  /// Values that can share one GPU buffer (a value and the reshapes of it,
+  /// transitively), by value and by group; filled in by finalize().
+  std::vector<int> aliasGroupOf;
+  std::vector<std::vector<int>> aliasGroupMembers;
 };
 
 enum class PlacementStrategy { Auto, Exact, MinCut, Greedy, AllCpu, AllGpu };
@@ -141,6 +194,11 @@ struct PlacementResult {
   PlacementCost cost;
   /// For `exact`: the proven optimum.
   std::optional<double> optimalUs;
+  /// A proven lower bound on the time of every placement within the budget
+  /// (for `auto` and `exact`): the unconstrained optimum, the Lagrangian
+  /// bound, or what branch and bound left unexplored. Equal to the
+  /// placement's time when it is proven optimal.
+  std::optional<double> lowerBoundUs;
   /// Statistics, for the curious and the benchmark.
   int minCutSolves = 0;
   int64_t searchNodes = 0;
@@ -152,28 +210,40 @@ struct ExactSearchLimits {
   int64_t maxNodes = 200000;
 };
 
-/// Solves `problem` with `strategy`, the budget bounding the peak of live
-/// GPU bytes. Errors: no feasible placement under the budget (naming the
-/// least GPU memory needed), `all-gpu` over budget, `exact` beyond its
-/// limits.
+/// No placement fits the budget. Carries the ops that must be on the GPU
+/// (pinned there, or able to run only there) and keep memory alive at the
+/// peak of the leanest placement, so a tool can name them.
+class BudgetError : public llvm::ErrorInfo<BudgetError> {
+public:
+  static char ID;
+  BudgetError(std::string message, std::vector<std::pair<int, int64_t>> ops)
+      : message(std::move(message)), opsAtPeak(std::move(ops)) {}
+  void log(llvm::raw_ostream &os) const override { os << message; }
+  std::error_code convertToErrorCode() const override {
+    return llvm::inconvertibleErrorCode();
+  }
+
+  std::string message;
+  /// (op index, GPU bytes it keeps alive at the peak), largest first.
+  std::vector<std::pair<int, int64_t>> opsAtPeak;
+};
+
+/// Solves `problem` with `strategy`. The budget bounds the GPU arena once
+/// the placement's buffers are laid out (what --tandem-plan-memory does),
+/// so `auto`, `exact`, `all-cpu` and `all-gpu` never return a placement
+/// over it; `greedy` and `mincut` may (they are baselines that ignore
+/// activations, or the budget). Errors: no feasible placement under the
+/// budget (a BudgetError naming what the pinned and GPU-only ops need),
+/// `all-cpu` or `all-gpu` over budget, `exact` beyond its limits.
 llvm::Expected<PlacementResult>
 solvePlacement(const PlacementProblem &problem, PlacementStrategy strategy,
                const ExactSearchLimits &limits = {});
 
-/// As solvePlacement, then lays the GPU buffers out (planMemory) and, for
-/// `auto` and `exact`, when fragmentation makes the arena overshoot the
-/// budget, tightens the peak budget by the overshoot and solves again. What
-/// --tandem-place uses: its placements always plan within the budget.
-llvm::Expected<PlacementResult>
-solvePlacementWithinArena(const PlacementProblem &problem,
-                          PlacementStrategy strategy,
-                          const ExactSearchLimits &limits = {});
-
 /// The unconstrained optimum of the time plus, if `pointPenalties` is given,
-/// a Lagrangian price on GPU memory: every byte live on the GPU at program
-/// point t costs pointPenalties[t] microseconds. Exact (to the nanosecond)
-/// without penalties. `fixed`, if given, forces ops to a device (-1: free,
-/// 0: CPU, 1: GPU).
+/// a Lagrangian price on GPU memory: every byte certainly live on the GPU
+/// at program point t costs pointPenalties[t] microseconds. Exact (to the
+/// picosecond) without penalties. `fixed`, if given, forces ops to a device
+/// (-1: free, 0: CPU, 1: GPU).
 Placement solveMinCut(const PlacementProblem &problem,
                       const std::vector<double> *pointPenalties = nullptr,
                       const std::vector<int8_t> *fixed = nullptr);

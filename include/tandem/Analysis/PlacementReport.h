@@ -3,7 +3,7 @@
 // Keys (read by tools and tests; docs/placement.md describes each):
 // strategy, device_profile, function, gpu_memory_budget_bytes,
 // peak_gpu_bytes, gpu_arena_bytes, predicted_us {total, cpu_compute, gpu_compute, transfer},
-// optimal_us, transfers {h2d_count, d2h_count, h2d_bytes, d2h_bytes},
+// optimal_us, lower_bound_us, transfers {h2d_count, d2h_count, h2d_bytes, d2h_bytes},
 // ops [{id, name, loc, device, pinned, cpu_us, gpu_us}],
 // values [{id, producer, bytes, weight, consumers, host_operand_of, h2d_us,
 // d2h_us}].
@@ -21,7 +21,7 @@ namespace mlir::tandem {
 
 llvm::json::Value makePlacementReport(const PlacementGraph &graph,
                                       const PlacementResult &result,
-                                      PlacementStrategy strategy,
+                                      llvm::StringRef strategy,
                                       const DeviceProfile &profile,
                                       llvm::StringRef functionName);
 

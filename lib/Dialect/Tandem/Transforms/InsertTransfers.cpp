@@ -60,6 +60,8 @@ LogicalResult insertTransfers(FunctionOpInterface func) {
         // The host reads the weights file itself: no copy back.
         Operation *hostWeight = builder.clone(*weight);
         hostWeight->setAttr(TandemDialect::kDeviceAttrName, device);
+        // The user's pin is on the weight itself, not on its host copy.
+        hostWeight->removeAttr(TandemDialect::kPinAttrName);
         copy = hostWeight->getResult(0);
       } else {
         copy = builder.create<TransferOp>(value.getLoc(), value, device);
@@ -81,6 +83,17 @@ LogicalResult insertTransfers(FunctionOpInterface func) {
     for (Value result : op->getResults())
       if (failed(moveValue(result, op)))
         return failure();
+  // Copies that were already explicit are kept; a reader of one on another
+  // device than its destination is an error, not a silent wrong read.
+  for (Operation &op : block)
+    for (OpOperand &use : op.getOpOperands()) {
+      DeviceAttr device = readDevice(use);
+      DeviceAttr home = getPlacedDevice(use.get());
+      if (device && home && device != home)
+        return op.emitError() << "reads operand #" << use.getOperandNumber()
+                              << " on " << device << ", but it is on "
+                              << home;
+    }
   return success();
 }
 

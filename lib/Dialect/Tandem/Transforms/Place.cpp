@@ -7,7 +7,9 @@
 #include "tandem/Analysis/PlacementGraph.h"
 #include "tandem/Analysis/PlacementReport.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -116,22 +118,28 @@ struct Place : tandem::impl::PlaceBase<Place> {
 
     FunctionOpInterface reported = getReportedFunction(module);
     for (FunctionOpInterface func : getModelFunctions(module)) {
+      // Price the IR that will be emitted: fold and merge duplicates first,
+      // so no later cleanup changes what the report describes. A function
+      // that is already placed is kept as it is.
+      if (!isPlaced(func) && failed(runPipeline(cleanup, func)))
+        return signalPassFailure();
       FailureOr<PlacementGraph> graph =
           buildPlacementGraph(func, *profile, budget);
       if (failed(graph))
         return signalPassFailure();
       llvm::Expected<PlacementResult> result =
-          solvePlacementWithinArena(graph->problem, *chosen);
+          graph->given ? keepGivenPlacement(*graph, func)
+                       : solvePlacement(graph->problem, *chosen);
       if (!result) {
-        func.emitError() << "cannot place @" << func.getName() << ": "
-                         << llvm::toString(result.takeError());
+        reportFailure(*graph, func, result.takeError());
         return signalPassFailure();
       }
-      if (result->cost.peakGpuBytes > budget)
+      const PlacementProblem &problem = graph->problem;
+      if (!problem.fitsBudget(result->placement, result->cost))
         func.emitWarning() << "strategy '" << strategy << "' uses "
-                           << result->cost.peakGpuBytes
-                           << " bytes of GPU memory, over the budget of "
-                           << budget << " bytes";
+                           << problem.describeGpuMemory(result->placement,
+                                                        result->cost)
+                           << ", over the budget of " << budget << " bytes";
 
       MLIRContext *context = &getContext();
       for (auto [index, op] : llvm::enumerate(graph->ops))
@@ -143,15 +151,76 @@ struct Place : tandem::impl::PlaceBase<Place> {
       if (explain)
         for (size_t index = 0; index < graph->ops.size(); ++index)
           ::explain(*graph, result->placement, index);
+      llvm::StringRef strategyName =
+          graph->given ? "given" : stringifyPlacementStrategy(*chosen);
       if (!report.empty() && func == reported &&
-          failed(writeReport(*graph, *result, *chosen, *profile, func)))
+          failed(writeReport(*graph, *result, strategyName, *profile, func)))
         return signalPassFailure();
     }
   }
 
+  LogicalResult initialize(MLIRContext *context) override {
+    cleanup = OpPassManager(OpPassManager::Nesting::Implicit);
+    addPrePlacementCleanup(cleanup);
+    return success();
+  }
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    PlaceBase::getDependentDialects(registry);
+    // What canonicalization materializes folded constants as.
+    registry.insert<arith::ArithDialect>();
+  }
+
+  /// An already placed function keeps its devices: priced as it is, and
+  /// refused if it does not fit the budget.
+  llvm::Expected<PlacementResult>
+  keepGivenPlacement(const PlacementGraph &graph, FunctionOpInterface func) {
+    const PlacementProblem &problem = graph.problem;
+    PlacementResult result;
+    result.placement = *graph.given;
+    result.cost = problem.evaluate(result.placement);
+    if (!problem.fitsBudget(result.placement, result.cost))
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("it is already placed, and its placement needs {0}, "
+                        "over the budget of {1} bytes",
+                        problem.describeGpuMemory(result.placement,
+                                                  result.cost),
+                        problem.gpuBudgetBytes));
+    return result;
+  }
+
+  /// The solver's error on the function; for a budget nothing fits, a note
+  /// on each op that must be on the GPU and keeps memory at the peak.
+  void reportFailure(const PlacementGraph &graph, FunctionOpInterface func,
+                     llvm::Error error) {
+    llvm::handleAllErrors(
+        std::move(error),
+        [&](const BudgetError &budgetError) {
+          InFlightDiagnostic diag = func.emitError()
+                                    << "cannot place @" << func.getName()
+                                    << ": " << budgetError.message;
+          constexpr size_t kMaxNotes = 8;
+          for (auto [op, bytes] : llvm::ArrayRef(budgetError.opsAtPeak)
+                                      .take_front(kMaxNotes)) {
+            const PlacementOp &placed = graph.problem.ops[op];
+            diag.attachNote(graph.ops[op]->getLoc())
+                << (placed.pin ? "pinned to the GPU" : "can run only on the GPU")
+                << ", it keeps " << bytes << " bytes ("
+                << formatBytes(bytes) << ") alive at the peak";
+          }
+        },
+        [&](const llvm::ErrorInfoBase &other) {
+          func.emitError() << "cannot place @" << func.getName() << ": "
+                           << other.message();
+        });
+  }
+
+  OpPassManager cleanup;
+
   LogicalResult writeReport(const PlacementGraph &graph,
                             const PlacementResult &result,
-                            PlacementStrategy chosen,
+                            llvm::StringRef strategyName,
                             const DeviceProfile &profile,
                             FunctionOpInterface func) {
     std::error_code error;
@@ -159,7 +228,8 @@ struct Place : tandem::impl::PlaceBase<Place> {
     if (error)
       return func.emitError() << "cannot write the placement report '"
                               << report << "': " << error.message();
-    os << llvm::formatv("{0:2}\n", makePlacementReport(graph, result, chosen,
+    os << llvm::formatv("{0:2}\n", makePlacementReport(graph, result,
+                                                       strategyName,
                                                        profile,
                                                        func.getName()));
     return success();

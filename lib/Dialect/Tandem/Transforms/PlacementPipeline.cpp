@@ -11,8 +11,9 @@ using namespace mlir::tandem;
 
 void tandem::buildPlacementPipeline(OpPassManager &pm,
                                     const PlacementPipelineOptions &options) {
-  // Fold first, so no op placement sees is about to disappear.
-  pm.addPass(createCanonicalizerPass());
+  // No cleanup after placement: --tandem-place folds and merges duplicates
+  // itself before it prices, so the emitted IR is the program its report
+  // describes, and a cleanup here could only make them differ.
   PlaceOptions place;
   place.gpuMemory = options.gpuMemory;
   place.deviceProfile = options.deviceProfile;
@@ -21,17 +22,21 @@ void tandem::buildPlacementPipeline(OpPassManager &pm,
   place.explain = options.explain;
   pm.addPass(createPlace(place));
   pm.addPass(createInsertTransfers());
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
   // Last, so offsets describe the final IR.
   pm.addPass(createPlanMemory());
+}
+
+void tandem::addPrePlacementCleanup(OpPassManager &pm) {
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createSinkSources());
 }
 
 void tandem::registerPlacementPipeline() {
   PassPipelineRegistration<PlacementPipelineOptions>(
       "tandem-placement-pipeline",
       "Place every op under the GPU budget, insert the transfers and plan "
-      "memory (canonicalize, tandem-place, tandem-insert-transfers, "
-      "canonicalize, cse, tandem-plan-memory); takes tandem-place's options",
+      "memory (tandem-place, tandem-insert-transfers, tandem-plan-memory); "
+      "takes tandem-place's options",
       buildPlacementPipeline);
 }

@@ -36,9 +36,15 @@ struct PlacementPipelineOptions
                        llvm::cl::init(false)};
 };
 
-/// Canonicalize, place, insert transfers, canonicalize and CSE, plan memory.
+/// Place (which first folds and merges duplicates), insert transfers, plan
+/// memory.
 void buildPlacementPipeline(OpPassManager &pm,
                             const PlacementPipelineOptions &options);
+
+/// What --tandem-place runs on a function before it prices it (fold, merge
+/// duplicate ops, move operand-free ops to their first user), so that no
+/// cleanup after placement changes the program its report describes.
+void addPrePlacementCleanup(OpPassManager &pm);
 
 /// Registers --tandem-placement-pipeline.
 void registerPlacementPipeline();

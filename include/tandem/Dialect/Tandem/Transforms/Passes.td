@@ -18,6 +18,22 @@ def PrintWork : Pass<"tandem-print-work", "::mlir::ModuleOp"> {
   }];
 }
 
+def SinkSources : Pass<"tandem-sink-sources"> {
+  let summary = "Move each op without operands to just before its first user";
+  let description = [{
+    Weights, fills, iotas and constants have no operands and no side
+    effects, so where they sit in the block is free; exporters put all of a
+    model's weights at the top. Placement copies a value right after its
+    producer, so a weight streamed to the GPU from the top would hold GPU
+    memory from the start of the run to its first user. This pass moves
+    every such op to just before its first user in the same block (those of
+    one user keep their order), so a streamed weight is copied just in time
+    and a fill lives only as long as it is needed. Ops without users stay.
+    `--tandem-place` runs it, with canonicalization and CSE, before it
+    prices a function.
+  }];
+}
+
 def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
   let summary = "Choose the CPU or the GPU for every op, under a GPU memory "
                 "budget";

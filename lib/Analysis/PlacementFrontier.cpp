@@ -1,0 +1,239 @@
+//===- PlacementFrontier.cpp - placements that do not depend on the budget ===//
+//
+// Nothing here reads the problem's budget: the same problem gives the same
+// frontier whatever the budget, which is what makes `auto` monotone in it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlacementFrontier.h"
+
+#include "PlacementSearch.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::tandem;
+using namespace mlir::tandem::search;
+
+bool Frontier::add(const PlacementProblem &problem,
+                   const Placement &placement) {
+  PlacementCost cost = problem.evaluate(placement);
+  double us = cost.totalUs();
+  // A faster point with no larger peak beats it before any layout.
+  for (const FrontierPoint &point : points)
+    if (point.arena <= cost.peakGpuBytes && point.us <= us)
+      return false;
+  int64_t arena = std::max(cost.peakGpuBytes, problem.arenaBytes(placement));
+  for (const FrontierPoint &point : points)
+    if (point.arena <= arena && point.us <= us)
+      return false;
+  llvm::erase_if(points, [&](const FrontierPoint &point) {
+    return arena <= point.arena && us <= point.us;
+  });
+  auto at = llvm::lower_bound(points, arena,
+                              [](const FrontierPoint &point, int64_t bytes) {
+                                return point.arena < bytes;
+                              });
+  points.insert(at, {placement, us, arena});
+  return true;
+}
+
+const FrontierPoint *Frontier::bestWithin(int64_t budget) const {
+  // Sorted by arena with times falling: the last that fits is the fastest.
+  const FrontierPoint *best = nullptr;
+  for (const FrontierPoint &point : points) {
+    if (point.arena > budget)
+      break;
+    best = &point;
+  }
+  return best;
+}
+
+namespace {
+
+/// Everything that greedy (accelerate's infer_auto_device_map) can return:
+/// in program order, the free ops up to each weight on the GPU, the rest on
+/// the CPU. On large graphs, every k-th of them.
+void addGreedyPrefixes(const PlacementProblem &problem, Frontier &frontier) {
+  int weights = 0;
+  for (const PlacementOp &op : problem.ops)
+    weights += op.isWeight && !op.isFixed();
+  int stride = std::max(1, weights / 64);
+  Placement placement = problem.leastGpuPlacement();
+  int seen = 0;
+  for (auto [index, op] : llvm::enumerate(problem.ops)) {
+    if (op.isFixed())
+      continue;
+    if (op.isWeight && seen++ % stride == 0)
+      frontier.add(problem, placement);
+    placement[index] = 1;
+  }
+  frontier.add(problem, placement);
+}
+
+/// Minimum cuts under prices alpha * direction on GPU memory, for alpha on
+/// a grid from where memory is nearly free to where the cut keeps no more
+/// on the GPU than it must; the grid is refined where one step changes the
+/// arena by much. Each cut trades time for memory over the whole graph.
+void addPricedCuts(const PlacementProblem &problem,
+                   const std::vector<double> &direction, int64_t leastArena,
+                   int64_t freeArena, Frontier &frontier,
+                   std::vector<Placement> &cuts) {
+  auto cutAt = [&](double alpha) {
+    std::vector<double> prices(direction.size());
+    for (size_t t = 0; t < direction.size(); ++t)
+      prices[t] = alpha * direction[t];
+    return solveCut(problem, &prices).placement;
+  };
+  struct Sample {
+    double alpha;
+    int64_t peak;
+  };
+  std::vector<Sample> samples;
+  auto sample = [&](double alpha) {
+    Placement placement = cutAt(alpha);
+    frontier.add(problem, placement);
+    Sample result{alpha, problem.evaluate(placement).peakGpuBytes};
+    cuts.push_back(std::move(placement));
+    return result;
+  };
+  // Doubling until the cut is as lean as the pins allow.
+  int64_t leastPeak = std::min(leastArena, freeArena);
+  for (double alpha = 1e-3; alpha < 1e12; alpha *= 4) {
+    samples.push_back(sample(alpha));
+    if (samples.back().peak <= leastPeak)
+      break;
+  }
+  // Bisect steps that move the peak by more than a twentieth of the range.
+  int64_t range = std::max<int64_t>(1, freeArena - leastArena);
+  for (int depth = 0; depth < 4; ++depth) {
+    std::vector<Sample> refined;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      refined.push_back(samples[i]);
+      if (i + 1 < samples.size() &&
+          std::llabs(samples[i].peak - samples[i + 1].peak) * 20 > range)
+        refined.push_back(
+            sample(std::sqrt(samples[i].alpha * samples[i + 1].alpha)));
+    }
+    if (refined.size() == samples.size())
+      break;
+    samples = std::move(refined);
+  }
+}
+
+/// The best placement it can find within `level` bytes, budget-style:
+/// repaired to fit from the placements just above the level (the previous
+/// level's answer, the frontier point just above, the priced cut just
+/// above), then improved by single moves within the level.
+class LevelSearch {
+public:
+  LevelSearch(const PlacementProblem &problem, Frontier &frontier,
+              std::vector<Placement> cuts)
+      : problem(problem), frontier(frontier), cuts(std::move(cuts)),
+        small(problem.ops.size() <= 2000) {
+    for (const Placement &cut : this->cuts)
+      cutPeaks.push_back(problem.evaluate(cut).peakGpuBytes);
+  }
+
+  void search(int64_t level, const Placement *previous) {
+    std::vector<const Placement *> seeds;
+    if (previous)
+      seeds.push_back(previous);
+    for (const FrontierPoint &point : frontier.getPoints())
+      if (point.arena > level) {
+        seeds.push_back(&point.placement);
+        break;
+      }
+    // The leanest priced cut above the level.
+    const Placement *cut = nullptr;
+    int64_t cutPeak = std::numeric_limits<int64_t>::max();
+    for (auto [placement, peak] : llvm::zip(cuts, cutPeaks))
+      if (peak > level && peak < cutPeak) {
+        cut = &placement;
+        cutPeak = peak;
+      }
+    if (cut)
+      seeds.push_back(cut);
+    std::optional<Placement> best;
+    double bestUs = kUnreachable;
+    for (const Placement *seed : seeds) {
+      std::optional<Placement> repaired = repairToFit(problem, *seed, level);
+      if (!repaired)
+        continue;
+      improveLocally(problem, *repaired, level, small ? 64 : 8);
+      double us = problem.evaluate(*repaired).totalUs();
+      if (us < bestUs) {
+        bestUs = us;
+        best = std::move(repaired);
+      }
+    }
+    if (!best)
+      return;
+    frontier.add(problem, *best);
+    last = std::move(*best);
+  }
+
+  const Placement *lastFound() const { return last.empty() ? nullptr : &last; }
+
+private:
+  const PlacementProblem &problem;
+  Frontier &frontier;
+  std::vector<Placement> cuts;
+  std::vector<int64_t> cutPeaks;
+  bool small;
+  Placement last;
+};
+
+} // namespace
+
+Frontier search::buildFrontier(const PlacementProblem &problem) {
+  Frontier frontier;
+  Placement least = problem.leastGpuPlacement();
+  Placement free = solveCut(problem).placement;
+  frontier.add(problem, least);
+  frontier.add(problem, free);
+  frontier.add(problem, problem.mostGpuPlacement());
+  addGreedyPrefixes(problem, frontier);
+
+  std::vector<int64_t> live;
+  PlacementCost freeCost = problem.evaluate(free, &live);
+  int64_t leastArena = problem.arenaBytes(least);
+  int64_t freeArena = problem.arenaBytes(free);
+  if (freeCost.peakGpuBytes > 0) {
+    // Prices per byte and point, scaled so that alpha = 1 charges the
+    // unconstrained optimum's memory about its time.
+    double scale = std::max(freeCost.totalUs(), 1.0) /
+                   (double(freeCost.peakGpuBytes) * double(live.size()));
+    std::vector<double> uniform(live.size(), scale), crowded(live.size());
+    for (size_t t = 0; t < live.size(); ++t)
+      crowded[t] = scale * double(live[t]) / double(freeCost.peakGpuBytes);
+    std::vector<Placement> cuts;
+    addPricedCuts(problem, uniform, leastArena, freeArena, frontier, cuts);
+    addPricedCuts(problem, crowded, leastArena, freeArena, frontier, cuts);
+
+    // Budget-style searches at levels spread evenly from the unconstrained
+    // peak down to the leanest, then between frontier points where one more
+    // step of memory buys much time.
+    int64_t leastPeak = problem.evaluate(least).peakGpuBytes;
+    int64_t top = freeCost.peakGpuBytes;
+    LevelSearch levels(problem, frontier, std::move(cuts));
+    bool small = problem.ops.size() <= 2000;
+    int count = small ? 32 : 8;
+    for (int level = count - 1; level >= 1; --level)
+      levels.search(leastPeak + (top - leastPeak) * level / count,
+                    levels.lastFound());
+    for (int round = 0; round < (small ? 3 : 1); ++round) {
+      std::vector<int64_t> gaps;
+      const std::vector<FrontierPoint> &points = frontier.getPoints();
+      for (size_t i = 0; i + 1 < points.size(); ++i)
+        if (points[i].us > points[i + 1].us * 1.02 &&
+            points[i + 1].arena - points[i].arena > 2 * kBufferAlignment)
+          gaps.push_back((points[i].arena + points[i + 1].arena) / 2);
+      for (int64_t level : gaps)
+        levels.search(level, nullptr);
+    }
+  }
+
+  return frontier;
+}

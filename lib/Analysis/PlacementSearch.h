@@ -1,0 +1,143 @@
+//===- PlacementSearch.h - the pieces the solvers share ---------*- C++ -*-===//
+//
+// Internal to lib/Analysis: the minimum cut with prices on GPU memory (a
+// Lagrangian relaxation of the budget), the best placement found so far,
+// repair and local moves, and the branch and bound that `auto` runs
+// truncated and `exact` runs to the end.
+//
+// What the budget bounds is the laid-out arena (PlacementProblem::
+// fitsBudget): every placement a solver keeps is judged by it, so a
+// placement is never returned that --tandem-plan-memory would refuse.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_LIB_ANALYSIS_PLACEMENTSEARCH_H
+#define TANDEM_LIB_ANALYSIS_PLACEMENTSEARCH_H
+
+#include "tandem/Analysis/PlacementProblem.h"
+
+#include <optional>
+#include <vector>
+
+namespace mlir::tandem::search {
+
+/// Forced devices during a search: -1 free, 0 CPU, 1 GPU.
+using Fixing = std::vector<int8_t>;
+
+/// A minimum cut of the placement graph.
+struct Cut {
+  Placement placement;
+  /// The cut's objective: time plus the priced GPU memory, microseconds.
+  double valueUs = 0;
+  /// False if a capacity was too large to represent; the value is then not
+  /// a bound.
+  bool exact = true;
+};
+
+/// The minimum of time + sum over points t of prices[t] * pricedBytes(t),
+/// where pricedBytes (below) never exceeds the GPU bytes live at t: with
+/// prices, the cut's value minus sum(prices) * budget is a lower bound on
+/// the time of every placement within the budget. Ties go to the CPU.
+Cut solveCut(const PlacementProblem &problem,
+             const std::vector<double> *prices = nullptr,
+             const Fixing *fixed = nullptr);
+
+/// The GPU bytes solveCut prices at each point for `placement`: every
+/// buffer that is certainly live there, without the copy-out point of a GPU
+/// result nothing on the GPU reads, and without a GPU reshape's extension
+/// of its operand's buffer. At most the live bytes at every point.
+std::vector<int64_t> pricedGpuBytes(const PlacementProblem &problem,
+                                    const Placement &placement);
+
+/// The lower bound a priced cut proves: its value minus what the prices
+/// charge for the budget itself.
+double lagrangianBound(const PlacementProblem &problem, const Cut &cut,
+                       const std::vector<double> &prices);
+
+/// The best placement within the budget found so far.
+class Incumbent {
+public:
+  explicit Incumbent(const PlacementProblem &problem) : problem(problem) {}
+
+  /// Keeps `placement` if it fits the budget and beats the best; returns
+  /// true if it was kept.
+  bool offer(const Placement &placement);
+  bool offer(const Placement &placement, const PlacementCost &cost);
+
+  bool found() const { return !best.empty(); }
+  const Placement &placement() const { return best; }
+  double us() const { return bestUs; }
+
+private:
+  const PlacementProblem &problem;
+  Placement best;
+  double bestUs = kUnreachable;
+};
+
+/// A free op (not fixed by a pin, device support or `fixed`) that keeps GPU
+/// memory alive at a point, with the bytes it keeps and those only it keeps.
+struct GpuHolding {
+  int op;
+  int64_t bytes;
+  int64_t soleBytes;
+};
+
+/// The free ops keeping some GPU buffer alive at `point` (with
+/// `includeFixed`, every op): those on the GPU that write or read it, and a
+/// CPU reshape whose result is copied in (on the GPU it would alias its
+/// operand's buffer instead).
+std::vector<GpuHolding> opsHoldingGpuMemory(const PlacementProblem &problem,
+                                            const Placement &placement,
+                                            int64_t point, const Fixing &fixed,
+                                            bool includeFixed = false);
+
+/// Moves ops off the GPU until the peak of live bytes is at most
+/// `peakTarget`, the cheapest time per byte freed first. Ops fixed by
+/// `fixed` stay.
+Placement repairPeak(const PlacementProblem &problem, Placement placement,
+                     int64_t peakTarget, const Fixing *fixed = nullptr);
+
+/// repairPeak until the laid-out arena fits `budget`: when the layout
+/// overshoots, the peak target drops by the overshoot and repair goes on.
+/// std::nullopt if moving ops off the GPU cannot make it fit.
+std::optional<Placement> repairToFit(const PlacementProblem &problem,
+                                     Placement placement, int64_t budget,
+                                     const Fixing *fixed = nullptr);
+
+/// Single-op moves that lower the time and keep the placement within
+/// `budget`, the largest gains first, at most `maxChecks` of them checked.
+void improveLocally(const PlacementProblem &problem, Placement &placement,
+                    int64_t budget, int maxChecks);
+
+/// The move off the GPU that costs the least time per byte it frees at
+/// `peakPoint` (bytes past `excess` count for nothing): one op that
+/// keeps memory there, or it with the ops that go with it (a weight with its
+/// consumers, an op with the weights only it reads). std::nullopt if no move
+/// frees any.
+std::optional<std::vector<int>>
+cheapestMoveOffPeak(const PlacementProblem &problem, Placement &placement,
+                    int64_t peakPoint, int64_t excess, const Fixing &fixed);
+
+/// Branch and bound over the free ops from the incumbent. Each node's bound
+/// is its unconstrained minimum cut and, given `prices`, its Lagrangian
+/// bound; a node whose cut fits is solved. Returns the least bound of the
+/// nodes left unexplored (the incumbent's time when the search finished:
+/// it is then optimal).
+struct BranchAndBoundResult {
+  bool finished = false;
+  double lowerBoundUs = 0;
+  int64_t nodes = 0;
+  int cuts = 0;
+};
+BranchAndBoundResult branchAndBound(const PlacementProblem &problem,
+                                    Incumbent &incumbent,
+                                    const std::vector<double> *prices,
+                                    int64_t maxNodes);
+
+/// Two times that differ by less than this are equal: capacities are cut
+/// in whole picoseconds.
+double timeSlack(double us);
+
+} // namespace mlir::tandem::search
+
+#endif // TANDEM_LIB_ANALYSIS_PLACEMENTSEARCH_H
