@@ -52,14 +52,15 @@ const FrontierPoint *Frontier::bestWithin(int64_t budget) const {
 
 namespace {
 
-/// Everything that greedy (accelerate's infer_auto_device_map) can return:
-/// in program order, the free ops up to each weight on the GPU, the rest on
-/// the CPU. On large graphs, every k-th of them.
-void addGreedyPrefixes(const PlacementProblem &problem, Frontier &frontier) {
+/// What greedy (accelerate's infer_auto_device_map) can return: in program
+/// order, the free ops up to a weight on the GPU, the rest on the CPU; at
+/// most `samples` of them, evenly spaced.
+void addGreedyPrefixes(const PlacementProblem &problem, int samples,
+                       Frontier &frontier) {
   int weights = 0;
   for (const PlacementOp &op : problem.ops)
     weights += op.isWeight && !op.isFixed();
-  int stride = std::max(1, weights / 64);
+  int stride = std::max(1, weights / samples);
   Placement placement = problem.leastGpuPlacement();
   int seen = 0;
   for (auto [index, op] : llvm::enumerate(problem.ops)) {
@@ -78,8 +79,8 @@ void addGreedyPrefixes(const PlacementProblem &problem, Frontier &frontier) {
 /// arena by much. Each cut trades time for memory over the whole graph.
 void addPricedCuts(const PlacementProblem &problem,
                    const std::vector<double> &direction, int64_t leastArena,
-                   int64_t freeArena, Frontier &frontier,
-                   std::vector<Placement> &cuts) {
+                   int64_t freePeak, double gridRatio, int refinements,
+                   Frontier &frontier, std::vector<Placement> &cuts) {
   auto cutAt = [&](double alpha) {
     std::vector<double> prices(direction.size());
     for (size_t t = 0; t < direction.size(); ++t)
@@ -98,16 +99,25 @@ void addPricedCuts(const PlacementProblem &problem,
     cuts.push_back(std::move(placement));
     return result;
   };
-  // Doubling until the cut is as lean as the pins allow.
-  int64_t leastPeak = std::min(leastArena, freeArena);
-  for (double alpha = 1e-3; alpha < 1e12; alpha *= 4) {
-    samples.push_back(sample(alpha));
-    if (samples.back().peak <= leastPeak)
+  // From alpha = 1 (memory priced about like time) down until the cut is
+  // the unconstrained one, and up until it is as lean as the pins allow or
+  // stops changing.
+  int64_t leastPeak = std::min(leastArena, freePeak);
+  samples.push_back(sample(1.0));
+  for (int step = 0; step < 8 && samples.front().peak < freePeak; ++step)
+    samples.insert(samples.begin(), sample(samples.front().alpha / gridRatio));
+  int unchanged = 0;
+  for (int step = 0; step < 16 && samples.back().peak > leastPeak; ++step) {
+    samples.push_back(sample(samples.back().alpha * gridRatio));
+    unchanged = samples.back().peak == samples[samples.size() - 2].peak
+                    ? unchanged + 1
+                    : 0;
+    if (unchanged >= 3)
       break;
   }
   // Bisect steps that move the peak by more than a twentieth of the range.
-  int64_t range = std::max<int64_t>(1, freeArena - leastArena);
-  for (int depth = 0; depth < 4; ++depth) {
+  int64_t range = std::max<int64_t>(1, freePeak - leastArena);
+  for (int depth = 0; depth < refinements; ++depth) {
     std::vector<Sample> refined;
     for (size_t i = 0; i < samples.size(); ++i) {
       refined.push_back(samples[i]);
@@ -128,10 +138,10 @@ void addPricedCuts(const PlacementProblem &problem,
 /// above), then improved by single moves within the level.
 class LevelSearch {
 public:
-  LevelSearch(const PlacementProblem &problem, Frontier &frontier,
-              std::vector<Placement> cuts)
-      : problem(problem), frontier(frontier), cuts(std::move(cuts)),
-        small(problem.ops.size() <= 2000) {
+  LevelSearch(const PlacementProblem &problem, const SearchEffort &effort,
+              Frontier &frontier, std::vector<Placement> cuts)
+      : problem(problem), effort(effort), frontier(frontier),
+        cuts(std::move(cuts)) {
     for (const Placement &cut : this->cuts)
       cutPeaks.push_back(problem.evaluate(cut).peakGpuBytes);
   }
@@ -155,13 +165,15 @@ public:
       }
     if (cut)
       seeds.push_back(cut);
+    if (seeds.size() > size_t(effort.seedsPerLevel))
+      seeds.resize(effort.seedsPerLevel);
     std::optional<Placement> best;
     double bestUs = kUnreachable;
     for (const Placement *seed : seeds) {
       std::optional<Placement> repaired = repairToFit(problem, *seed, level);
       if (!repaired)
         continue;
-      improveLocally(problem, *repaired, level, small ? 64 : 8);
+      improveLocally(problem, *repaired, level, effort.localChecks);
       double us = problem.evaluate(*repaired).totalUs();
       if (us < bestUs) {
         bestUs = us;
@@ -178,62 +190,64 @@ public:
 
 private:
   const PlacementProblem &problem;
+  const SearchEffort &effort;
   Frontier &frontier;
   std::vector<Placement> cuts;
   std::vector<int64_t> cutPeaks;
-  bool small;
   Placement last;
 };
 
 } // namespace
 
 Frontier search::buildFrontier(const PlacementProblem &problem) {
+  SearchEffort effort = SearchEffort::forProblem(problem);
   Frontier frontier;
   Placement least = problem.leastGpuPlacement();
   Placement free = solveCut(problem).placement;
   frontier.add(problem, least);
   frontier.add(problem, free);
   frontier.add(problem, problem.mostGpuPlacement());
-  addGreedyPrefixes(problem, frontier);
+  addGreedyPrefixes(problem, effort.greedyPrefixes, frontier);
 
   std::vector<int64_t> live;
   PlacementCost freeCost = problem.evaluate(free, &live);
+  if (freeCost.peakGpuBytes == 0)
+    return frontier;
   int64_t leastArena = problem.arenaBytes(least);
-  int64_t freeArena = problem.arenaBytes(free);
-  if (freeCost.peakGpuBytes > 0) {
-    // Prices per byte and point, scaled so that alpha = 1 charges the
-    // unconstrained optimum's memory about its time.
-    double scale = std::max(freeCost.totalUs(), 1.0) /
-                   (double(freeCost.peakGpuBytes) * double(live.size()));
-    std::vector<double> uniform(live.size(), scale), crowded(live.size());
-    for (size_t t = 0; t < live.size(); ++t)
-      crowded[t] = scale * double(live[t]) / double(freeCost.peakGpuBytes);
-    std::vector<Placement> cuts;
-    addPricedCuts(problem, uniform, leastArena, freeArena, frontier, cuts);
-    addPricedCuts(problem, crowded, leastArena, freeArena, frontier, cuts);
+  // Prices per byte and point, scaled so that alpha = 1 charges the
+  // unconstrained optimum's memory about its time: uniform, and heavier
+  // where the unconstrained optimum is crowded.
+  double scale = std::max(freeCost.totalUs(), 1.0) /
+                 (double(freeCost.peakGpuBytes) * double(live.size()));
+  std::vector<double> uniform(live.size(), scale), crowded(live.size());
+  for (size_t t = 0; t < live.size(); ++t)
+    crowded[t] = scale * double(live[t]) / double(freeCost.peakGpuBytes);
+  std::vector<Placement> cuts;
+  if (effort.cutDirections > 0)
+    addPricedCuts(problem, crowded, leastArena, freeCost.peakGpuBytes,
+                  effort.cutGridRatio, effort.cutRefinements, frontier, cuts);
+  if (effort.cutDirections > 1)
+    addPricedCuts(problem, uniform, leastArena, freeCost.peakGpuBytes,
+                  effort.cutGridRatio, effort.cutRefinements, frontier, cuts);
 
-    // Budget-style searches at levels spread evenly from the unconstrained
-    // peak down to the leanest, then between frontier points where one more
-    // step of memory buys much time.
-    int64_t leastPeak = problem.evaluate(least).peakGpuBytes;
-    int64_t top = freeCost.peakGpuBytes;
-    LevelSearch levels(problem, frontier, std::move(cuts));
-    bool small = problem.ops.size() <= 2000;
-    int count = small ? 32 : 8;
-    for (int level = count - 1; level >= 1; --level)
-      levels.search(leastPeak + (top - leastPeak) * level / count,
-                    levels.lastFound());
-    for (int round = 0; round < (small ? 3 : 1); ++round) {
-      std::vector<int64_t> gaps;
-      const std::vector<FrontierPoint> &points = frontier.getPoints();
-      for (size_t i = 0; i + 1 < points.size(); ++i)
-        if (points[i].us > points[i + 1].us * 1.02 &&
-            points[i + 1].arena - points[i].arena > 2 * kBufferAlignment)
-          gaps.push_back((points[i].arena + points[i + 1].arena) / 2);
-      for (int64_t level : gaps)
-        levels.search(level, nullptr);
-    }
+  // Budget-style searches at levels spread evenly from the unconstrained
+  // peak down to the leanest, then between frontier points where one more
+  // step of memory buys much time.
+  int64_t leastPeak = problem.evaluate(least).peakGpuBytes;
+  int64_t top = freeCost.peakGpuBytes;
+  LevelSearch levels(problem, effort, frontier, std::move(cuts));
+  for (int level = effort.levels - 1; level >= 1; --level)
+    levels.search(leastPeak + (top - leastPeak) * level / effort.levels,
+                  levels.lastFound());
+  for (int round = 0; round < effort.refinementRounds; ++round) {
+    std::vector<int64_t> gaps;
+    const std::vector<FrontierPoint> &points = frontier.getPoints();
+    for (size_t i = 0; i + 1 < points.size(); ++i)
+      if (points[i].us > points[i + 1].us * 1.02 &&
+          points[i + 1].arena - points[i].arena > 2 * kBufferAlignment)
+        gaps.push_back((points[i].arena + points[i + 1].arena) / 2);
+    for (int64_t level : gaps)
+      levels.search(level, nullptr);
   }
-
   return frontier;
 }

@@ -13,15 +13,26 @@ double search::timeSlack(double us) {
   return 1e-9 * std::max(1.0, std::fabs(us)) + 1e-6;
 }
 
+SearchEffort SearchEffort::forProblem(const PlacementProblem &problem) {
+  size_t size = problem.ops.size();
+  if (size <= 400)
+    return {32, 3, 3, 64, 2, 4, 4, 64, true, 32, 60};
+  if (size <= 4000)
+    return {16, 2, 1, 64, 2, 4, 3, 32, true, 16, 40};
+  if (size <= 40000)
+    return {8, 1, 0, 16, 1, 8, 1, 8, false, 0, 12};
+  return {6, 1, 0, 8, 0, 8, 0, 3, false, 0, 0};
+}
+
 bool Incumbent::offer(const Placement &placement) {
-  return offer(placement, problem.evaluate(placement));
+  return offer(placement, problem->evaluate(placement));
 }
 
 bool Incumbent::offer(const Placement &placement, const PlacementCost &cost) {
   // The cheap test first: only a faster placement is laid out.
   if (found() && cost.totalUs() >= bestUs - timeSlack(bestUs))
     return false;
-  if (!problem.fitsBudget(placement, cost))
+  if (!problem->fitsBudget(placement, cost))
     return false;
   best = placement;
   bestUs = cost.totalUs();
@@ -86,17 +97,18 @@ std::vector<GpuHolding> search::opsHoldingGpuMemory(
 
 namespace {
 
-/// One op at a time, each the cheapest per byte freed at the peak: exact
-/// bookkeeping, for graphs small enough to evaluate every candidate.
+/// One op (or group) at a time, each the cheapest per byte freed at the
+/// peak, evaluated exactly among the most promising candidates.
 Placement repairOneByOne(const PlacementProblem &problem, Placement placement,
-                         int64_t peakTarget, const Fixing &locked) {
+                         int64_t peakTarget, const Fixing &locked,
+                         int candidates) {
   while (true) {
     PlacementCost cost = problem.evaluate(placement);
     if (cost.peakGpuBytes <= peakTarget)
       return placement;
-    std::optional<std::vector<int>> move =
-        cheapestMoveOffPeak(problem, placement, cost.peakPoint,
-                            cost.peakGpuBytes - peakTarget, locked);
+    std::optional<std::vector<int>> move = cheapestMoveOffPeak(
+        problem, placement, cost.peakPoint, cost.peakGpuBytes - peakTarget,
+        locked, candidates);
     if (!move)
       return placement; // nothing movable frees the peak: it cannot fit
     for (int op : *move)
@@ -189,7 +201,8 @@ std::vector<int> moveGroup(const PlacementProblem &problem,
 std::optional<std::vector<int>>
 search::cheapestMoveOffPeak(const PlacementProblem &problem,
                             Placement &placement, int64_t point,
-                            int64_t excess, const Fixing &fixed) {
+                            int64_t excess, const Fixing &fixed,
+                            int maxCandidates) {
   std::optional<std::vector<int>> best;
   double bestScore = 0;
   auto consider = [&](std::vector<int> group) {
@@ -205,10 +218,28 @@ search::cheapestMoveOffPeak(const PlacementProblem &problem,
       bestScore = score;
     }
   };
+  // The most promising by a cheap estimate (time per byte held alone),
+  // then exactly.
+  std::vector<std::pair<double, GpuHolding>> holders;
   for (const GpuHolding &holding :
-       opsHoldingGpuMemory(problem, placement, point, fixed)) {
-    if (!placement[holding.op])
-      continue;
+       opsHoldingGpuMemory(problem, placement, point, fixed))
+    if (placement[holding.op])
+      holders.push_back(
+          {std::max(0.0, problem.flipDeltaUs(holding.op, placement)) /
+               double(std::max<int64_t>(1, holding.soleBytes)),
+           holding});
+  if (holders.size() > size_t(maxCandidates)) {
+    std::nth_element(holders.begin(), holders.begin() + maxCandidates,
+                     holders.end(), [](const auto &a, const auto &b) {
+                       return a.first < b.first ||
+                              (a.first == b.first && a.second.op < b.second.op);
+                     });
+    holders.resize(maxCandidates);
+  }
+  llvm::sort(holders, [](const auto &a, const auto &b) {
+    return a.second.op < b.second.op;
+  });
+  for (const auto &[estimate, holding] : holders) {
     consider({holding.op});
     std::vector<int> group = moveGroup(problem, placement, holding.op, fixed);
     if (group.size() > 1)
@@ -222,9 +253,10 @@ Placement search::repairPeak(const PlacementProblem &problem,
                              const Fixing *fixed) {
   Fixing free(problem.ops.size(), -1);
   const Fixing &locked = fixed ? *fixed : free;
-  constexpr size_t kOneByOneLimit = 1000;
-  if (problem.ops.size() <= kOneByOneLimit)
-    return repairOneByOne(problem, std::move(placement), peakTarget, locked);
+  SearchEffort effort = SearchEffort::forProblem(problem);
+  if (effort.repairOneByOne)
+    return repairOneByOne(problem, std::move(placement), peakTarget, locked,
+                          effort.repairCandidates);
   return repairInRounds(problem, std::move(placement), peakTarget, locked);
 }
 

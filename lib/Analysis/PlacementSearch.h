@@ -24,6 +24,32 @@ namespace mlir::tandem::search {
 /// Forced devices during a search: -1 free, 0 CPU, 1 GPU.
 using Fixing = std::vector<int8_t>;
 
+/// How much searching a problem of its size affords: the rations, in one
+/// place, that keep placement near-linear in the size of the graph. Small
+/// graphs get exact one-op-at-a-time repair and dense frontiers; large ones
+/// repair in rounds and sample fewer points.
+struct SearchEffort {
+  /// Evenly spaced memory levels the frontier is searched at, the starting
+  /// placements repaired to each, and the rounds that add levels where the
+  /// frontier has a large step.
+  int levels, seedsPerLevel, refinementRounds;
+  /// Greedy prefixes and priced-cut directions sampled, the price grid's
+  /// step, and how many times it is bisected where the cuts jump.
+  int greedyPrefixes, cutDirections;
+  double cutGridRatio;
+  int cutRefinements;
+  /// Budget checks per local improvement.
+  int localChecks;
+  /// Repair one op (or group) at a time, evaluating this many candidates
+  /// exactly at each step; otherwise in rounds.
+  bool repairOneByOne;
+  int repairCandidates;
+  /// Subgradient steps for the lower bound.
+  int boundIterations;
+
+  static SearchEffort forProblem(const PlacementProblem &problem);
+};
+
 /// A minimum cut of the placement graph.
 struct Cut {
   Placement placement;
@@ -57,7 +83,7 @@ double lagrangianBound(const PlacementProblem &problem, const Cut &cut,
 /// The best placement within the budget found so far.
 class Incumbent {
 public:
-  explicit Incumbent(const PlacementProblem &problem) : problem(problem) {}
+  explicit Incumbent(const PlacementProblem &problem) : problem(&problem) {}
 
   /// Keeps `placement` if it fits the budget and beats the best; returns
   /// true if it was kept.
@@ -69,7 +95,7 @@ public:
   double us() const { return bestUs; }
 
 private:
-  const PlacementProblem &problem;
+  const PlacementProblem *problem;
   Placement best;
   double bestUs = kUnreachable;
 };
@@ -112,11 +138,13 @@ void improveLocally(const PlacementProblem &problem, Placement &placement,
 /// The move off the GPU that costs the least time per byte it frees at
 /// `peakPoint` (bytes past `excess` count for nothing): one op that
 /// keeps memory there, or it with the ops that go with it (a weight with its
-/// consumers, an op with the weights only it reads). std::nullopt if no move
-/// frees any.
+/// consumers, an op with the weights only it reads), among the
+/// `maxCandidates` most promising by a cheap estimate. std::nullopt if no
+/// move frees any.
 std::optional<std::vector<int>>
 cheapestMoveOffPeak(const PlacementProblem &problem, Placement &placement,
-                    int64_t peakPoint, int64_t excess, const Fixing &fixed);
+                    int64_t peakPoint, int64_t excess, const Fixing &fixed,
+                    int maxCandidates);
 
 /// Branch and bound over the free ops from the incumbent. Each node's bound
 /// is its unconstrained minimum cut and, given `prices`, its Lagrangian

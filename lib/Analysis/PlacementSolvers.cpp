@@ -45,28 +45,35 @@ PlacementResult finish(const PlacementProblem &problem, Placement placement,
   return result;
 }
 
-/// No placement found within the budget: says what the ops that must be on
-/// the GPU need, with everything else on the CPU, and which ops they are.
-llvm::Error infeasible(const PlacementProblem &problem) {
-  Placement least = problem.leastGpuPlacement();
-  PlacementCost cost = problem.evaluate(least);
+/// A placement over the budget, as an error naming `message` and the ops
+/// keeping the most GPU memory alive at its peak (pinned ones among them).
+llvm::Error overBudgetError(const PlacementProblem &problem,
+                            const Placement &placement,
+                            const llvm::Twine &message) {
+  PlacementCost cost = problem.evaluate(placement);
   std::vector<std::pair<int, int64_t>> ops;
   Fixing none(problem.ops.size(), -1);
   for (const GpuHolding &holding :
-       opsHoldingGpuMemory(problem, least, cost.peakPoint, none,
+       opsHoldingGpuMemory(problem, placement, cost.peakPoint, none,
                            /*includeFixed=*/true))
     ops.push_back({holding.op, holding.bytes});
   llvm::sort(ops, [](const auto &a, const auto &b) {
     return a.second > b.second || (a.second == b.second && a.first < b.first);
   });
-  return llvm::make_error<BudgetError>(
+  return llvm::make_error<BudgetError>(message.str(), std::move(ops));
+}
+
+/// No placement found within the budget: says what the ops that must be on
+/// the GPU need, with everything else on the CPU, and which ops they are.
+llvm::Error infeasible(const PlacementProblem &problem) {
+  Placement least = problem.leastGpuPlacement();
+  return overBudgetError(
+      problem, least,
       llvm::formatv("no placement fits the GPU memory budget of {0} bytes: "
                     "the ops pinned to the GPU or able to run only there need "
                     "{1}, with everything else on the CPU",
                     problem.gpuBudgetBytes,
-                    problem.describeGpuMemory(least, cost))
-          .str(),
-      std::move(ops));
+                    problem.describeGpuMemory(least, problem.evaluate(least))));
 }
 
 /// accelerate's infer_auto_device_map: in program order, onto the GPU while
@@ -147,8 +154,7 @@ void AutoSearch::lagrangianBound() {
   // bound on every placement within the budget. Its cuts are not answers:
   // they depend on the budget, and answers come from the frontier.
   int64_t numPoints = problem.getNumPoints();
-  size_t size = problem.ops.size();
-  int iterations = size <= 2000 ? 60 : size <= 20000 ? 20 : 10;
+  int iterations = SearchEffort::forProblem(problem).boundIterations;
   std::vector<double> prices(numPoints, 0.0);
   // Polyak's step, started small (the first steps overshoot otherwise) and
   // grown while the bound improves.
@@ -194,18 +200,22 @@ void AutoSearch::truncatedBranchAndBound() {
   int freeOps = 0;
   for (const PlacementOp &op : problem.ops)
     freeOps += !op.isFixed();
-  if (proven() || (freeOps > 64 && !getenv("TANDEM_BB_ANY")))
+  if (proven() || freeOps > ExactSearchLimits().maxFreeOps)
     return;
   int64_t graphSize = problem.ops.size() + problem.values.size();
   int64_t maxNodes =
-      std::clamp<int64_t>(int64_t(2000000) / graphSize, 4, 20000);
+      std::clamp<int64_t>(int64_t(400000) / graphSize, 4, 4000);
+  Incumbent searched = incumbent;
   BranchAndBoundResult search = branchAndBound(
-      problem, incumbent, bestPrices.empty() ? nullptr : &bestPrices,
-      maxNodes);
+      problem, searched, bestPrices.empty() ? nullptr : &bestPrices, maxNodes);
   cuts += search.cuts;
   nodes += search.nodes;
   lowerBoundUs = std::max(lowerBoundUs, std::min(search.lowerBoundUs,
                                                  incumbent.us()));
+  if (search.finished) {
+    incumbent = std::move(searched);
+    lowerBoundUs = incumbent.us();
+  }
 }
 
 PlacementResult finishSearch(const AutoSearch &search) {
@@ -288,11 +298,12 @@ tandem::solvePlacement(const PlacementProblem &problem,
   auto overBudget = [&](const PlacementResult &result) -> llvm::Error {
     if (problem.fitsBudget(result.placement, result.cost))
       return llvm::Error::success();
-    return makeError(llvm::formatv(
-        "strategy '{0}' needs {1}, over the budget of {2} bytes",
-        stringifyPlacementStrategy(strategy),
-        problem.describeGpuMemory(result.placement, result.cost),
-        problem.gpuBudgetBytes));
+    return overBudgetError(
+        problem, result.placement,
+        llvm::formatv("strategy '{0}' needs {1}, over the budget of {2} bytes",
+                      stringifyPlacementStrategy(strategy),
+                      problem.describeGpuMemory(result.placement, result.cost),
+                      problem.gpuBudgetBytes));
   };
   switch (strategy) {
   case PlacementStrategy::Auto:

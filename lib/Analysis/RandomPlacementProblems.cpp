@@ -46,7 +46,15 @@ PlacementProblem tandem::makeRandomPlacementProblem(std::mt19937 &rng,
           op.operands.push_back(value);
       }
     }
+    // Some one-operand ops are reshapes: on the GPU their result is their
+    // operand's buffer.
+    op.aliasesOperand = !op.isWeight && op.operands.size() == 1 &&
+                        op.hostOperands.empty() && unit(rng) < 0.15;
+    if (op.aliasesOperand)
+      op.cpuUs = op.gpuUs = 0;
     op.results.push_back(addValue(i));
+    if (op.aliasesOperand)
+      problem.values.back().bytes = problem.values[op.operands.front()].bytes;
     problem.values.back().isWeight = op.isWeight;
     problem.ops.push_back(op);
   }

@@ -11,8 +11,8 @@ import sys
 
 report = json.load(open(sys.argv[1]))
 required = ["strategy", "device_profile", "gpu_memory_budget_bytes",
-            "peak_gpu_bytes", "predicted_us", "optimal_us", "transfers",
-            "ops", "values"]
+            "peak_gpu_bytes", "gpu_arena_bytes", "predicted_us", "optimal_us",
+            "lower_bound_us", "transfers", "ops", "values"]
 missing = [key for key in required if key not in report]
 if missing:
     sys.exit(f"report lacks {missing}")
@@ -46,6 +46,14 @@ if not math.isclose(parts["cpu_compute"] + parts["gpu_compute"] +
 if (h2d, d2h) != (report["transfers"]["h2d_count"],
                   report["transfers"]["d2h_count"]):
     sys.exit(f"transfer counts {h2d}, {d2h} disagree with the report")
+
+# A proven lower bound never exceeds the time; a proven optimum is the time.
+bound = report.get("lower_bound_us")
+if bound is not None and bound > predicted * (1 + 1e-9) + 1e-9:
+    sys.exit(f"lower_bound_us {bound} exceeds predicted_us.total {predicted}")
+if report["optimal_us"] is not None and not math.isclose(
+        report["optimal_us"], predicted, rel_tol=1e-9):
+    sys.exit(f"optimal_us {report['optimal_us']} is not the total {predicted}")
 
 print(f"strategy {report['strategy']} profile {report['device_profile']}")
 print("objective recomputed: ok")

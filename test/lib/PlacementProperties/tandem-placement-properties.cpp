@@ -35,6 +35,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -553,7 +554,6 @@ void PropertyChecker::checkGraph(const std::string &name,
     return;
   }
   PlacementProblem problem = graph->problem;
-  if (trace) llvm::errs() << "problem " << problem.ops.size() << " ops " << problem.values.size() << " values\n";
   int freeOps = countFreeOps(problem);
 
   // From the tightest budget (all-CPU laid out) to what the unconstrained
@@ -580,6 +580,15 @@ void PropertyChecker::checkGraph(const std::string &name,
     budgets.assign(fixedBudgets.begin(), fixedBudgets.end());
   ++tally.budgetSweeps;
 
+  double sweepStart = seconds();
+  auto reportSweep = llvm::make_scope_exit([&] {
+    if (verbose)
+      llvm::errs() << llvm::formatv("sweep {0} on {1}: {2} ops, {3} free, {4} "
+                                    "budgets, {5:F1} s\n",
+                                    name, profileName, problem.ops.size(),
+                                    freeOps, budgets.size(),
+                                    seconds() - sweepStart);
+  });
   std::map<PlacementStrategy, std::optional<double>> previousUs;
   for (auto [budgetIndex, budget] : llvm::enumerate(budgets)) {
     problem.gpuBudgetBytes = budget;

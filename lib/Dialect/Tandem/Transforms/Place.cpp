@@ -190,8 +190,8 @@ struct Place : tandem::impl::PlaceBase<Place> {
     return result;
   }
 
-  /// The solver's error on the function; for a budget nothing fits, a note
-  /// on each op that must be on the GPU and keeps memory at the peak.
+  /// The solver's error on the function; for a placement over the budget, a
+  /// note on each op that keeps the most GPU memory alive at its peak.
   void reportFailure(const PlacementGraph &graph, FunctionOpInterface func,
                      llvm::Error error) {
     llvm::handleAllErrors(
@@ -204,10 +204,14 @@ struct Place : tandem::impl::PlaceBase<Place> {
           for (auto [op, bytes] : llvm::ArrayRef(budgetError.opsAtPeak)
                                       .take_front(kMaxNotes)) {
             const PlacementOp &placed = graph.problem.ops[op];
-            diag.attachNote(graph.ops[op]->getLoc())
-                << (placed.pin ? "pinned to the GPU" : "can run only on the GPU")
-                << ", it keeps " << bytes << " bytes ("
-                << formatBytes(bytes) << ") alive at the peak";
+            Diagnostic &note =
+                diag.attachNote(graph.ops[op]->getLoc());
+            if (placed.pin == DeviceKind::GPU)
+              note << "pinned to the GPU, ";
+            else if (!placed.canRunOn(DeviceKind::CPU))
+              note << "able to run only on the GPU, ";
+            note << "it keeps " << bytes << " bytes (" << formatBytes(bytes)
+                 << ") alive at the peak";
           }
         },
         [&](const llvm::ErrorInfoBase &other) {
