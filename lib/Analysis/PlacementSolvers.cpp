@@ -204,7 +204,7 @@ void AutoSearch::truncatedBranchAndBound() {
     return;
   int64_t graphSize = problem.ops.size() + problem.values.size();
   int64_t maxNodes =
-      std::clamp<int64_t>(int64_t(400000) / graphSize, 4, 4000);
+      std::clamp<int64_t>(int64_t(1200000) / graphSize, 4, 12000);
   Incumbent searched = incumbent;
   BranchAndBoundResult search = branchAndBound(
       problem, searched, bestPrices.empty() ? nullptr : &bestPrices, maxNodes);
