@@ -44,6 +44,29 @@ def placement_by_module(report, limit=None):
               f"{entry['gpu_us']:>9.1f}")
     if limit and len(rows) > limit:
         print(f"  ... {len(rows) - limit} more modules")
+    # Weights: resident on the GPU (uploaded once), streamed in (copied each
+    # run, just before their first reader), or read on the CPU only.
+    device = {op["id"]: op["device"] for op in report["ops"]}
+    resident = streamed = host = 0
+    copies = 0
+    for value in report["values"]:
+        if not value["weight"]:
+            continue
+        gpu_readers = any(c >= 0 and device[c] == "gpu"
+                          for c in value["consumers"])
+        if device[value["producer"]] == "gpu":
+            resident += value["bytes"]
+        elif gpu_readers:
+            streamed += value["bytes"]
+            copies += 1
+        else:
+            host += value["bytes"]
+    parts = [f"{resident / 2**20:.1f} MiB resident on the GPU"]
+    if copies:
+        parts.append(f"{streamed / 2**20:.1f} MiB streamed in ({copies} "
+                     f"copies, each just before its reader)")
+    parts.append(f"{host / 2**20:.1f} MiB read on the CPU")
+    print("  weights: " + ", ".join(parts))
     t = report["transfers"]
     predicted = report["predicted_us"]
     print(f"  predicted {predicted['total']:.1f} us per run (cpu "

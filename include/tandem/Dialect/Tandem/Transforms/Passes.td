@@ -42,15 +42,27 @@ def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
     dispatch overhead) and every value's transfer in each direction, then
     picks a device per op with the chosen strategy and writes it as
     `tandem.device`. Pins (`tandem.pin`) are honoured; no op is put where it
-    cannot run. The budget bounds the peak of the GPU bytes live at once:
-    resident weights, activations and streamed weights alike.
+    cannot run. The budget bounds the GPU arena the placement's buffers are
+    laid out in (as --tandem-plan-memory lays them out): resident weights,
+    activations, streamed weights and copies alike, each rounded up to 64
+    bytes.
 
-    Strategies: `auto` (default; a minimum cut, optimal when the budget does
-    not bind, and a Lagrangian search with local improvement when it does),
-    `exact` (branch and bound, provably optimal under the budget, for graphs
-    with up to 64 ops free to move), and the baselines `mincut` (ignores the
-    budget), `greedy` (program order onto the GPU while the weights fit, as
-    accelerate's infer_auto_device_map), `all-cpu`, `all-gpu`.
+    It prices the program that will be emitted: before placing a function it
+    folds it (canonicalize), merges duplicate ops (CSE) and moves each
+    weight, fill and constant to its first reader (--tandem-sink-sources), so
+    nothing after it changes what its report describes. A function that is
+    already placed (its ops carry `tandem.device`, or it has
+    `tandem.transfer` ops) keeps its devices; it is priced and checked
+    against the budget.
+
+    Strategies: `auto` (default; a minimum cut when the budget does not bind;
+    otherwise the fastest of a budget-independent frontier of placements, so
+    it never gets slower with more memory, proven optimal by branch and bound
+    where at most 64 ops are free to move), `exact` (branch and bound,
+    provably optimal under the budget, for graphs with up to 64 ops free to
+    move), and the baselines `mincut` (ignores the budget), `greedy`
+    (program order onto the GPU while the weights fit, as accelerate's
+    infer_auto_device_map), `all-cpu`, `all-gpu`.
 
     With `report=FILE` it writes the placement and its predicted cost as JSON
     (docs/placement.md lists the keys); with `explain` it emits a remark per
@@ -81,7 +93,9 @@ def InsertTransfers : Pass<"tandem-insert-transfers", "::mlir::ModuleOp"> {
     right after its producer (function arguments: at the top) and makes the
     readers on that device use it. A weight resident on the GPU is not copied
     back for CPU readers: they read the host copy of the weights file, a
-    clone of the weight op placed on the CPU.
+    clone of the weight op placed on the CPU (without the user's pin).
+    Copies that are already explicit are kept; an op that reads a value on
+    another device than the one it is on is an error naming the operand.
   }];
 }
 
