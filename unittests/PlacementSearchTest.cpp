@@ -14,6 +14,8 @@
 
 #include "tandem/Analysis/RandomPlacementProblems.h"
 
+#include "PlacementTestUtils.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
@@ -95,34 +97,13 @@ TEST(PlacementSearchTest, CutValueIsTimePlusPricedMemory) {
   }
 }
 
-/// The fastest placement within the budget (laid out), by enumeration.
-double bruteForce(const PlacementProblem &problem) {
-  double best = kUnreachable;
-  Placement placement(problem.ops.size());
-  for (uint64_t mask = 0; mask < (uint64_t(1) << problem.ops.size()); ++mask) {
-    bool allowed = true;
-    for (size_t i = 0; i < problem.ops.size() && allowed; ++i) {
-      placement[i] = (mask >> i) & 1;
-      const PlacementOp &op = problem.ops[i];
-      DeviceKind kind = placement[i] ? DeviceKind::GPU : DeviceKind::CPU;
-      allowed = op.canRunOn(kind) && (!op.pin || *op.pin == kind);
-    }
-    if (!allowed)
-      continue;
-    PlacementCost cost = problem.evaluate(placement);
-    if (problem.fitsBudget(placement, cost))
-      best = std::min(best, cost.totalUs());
-  }
-  return best;
-}
-
 TEST(PlacementSearchTest, LagrangianBoundNeverExceedsTheOptimum) {
   std::mt19937 rng(31);
   int bounding = 0;
   for (int trial = 0; trial < 150; ++trial) {
     PlacementProblem problem = makeRandomPlacementProblem(rng, 4 + trial % 9);
     problem.gpuBudgetBytes = makeBindingBudget(rng, problem);
-    double optimum = bruteForce(problem);
+    double optimum = tandem_test::bruteForceOptimum(problem);
     if (optimum == kUnreachable)
       continue;
     double unconstrained = problem.evaluate(solveMinCut(problem)).totalUs();

@@ -10,43 +10,19 @@
 #include "tandem/Analysis/PlacementProblem.h"
 #include "tandem/Analysis/RandomPlacementProblems.h"
 
+#include "PlacementTestUtils.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
 using namespace mlir::tandem;
+using tandem_test::allowed;
+using tandem_test::bruteForceOptimum;
 
 namespace {
 
-bool allowed(const PlacementProblem &problem, const Placement &placement) {
-  for (size_t i = 0; i < problem.ops.size(); ++i) {
-    DeviceKind kind = placement[i] ? DeviceKind::GPU : DeviceKind::CPU;
-    if (!problem.ops[i].canRunOn(kind) ||
-        (problem.ops[i].pin && *problem.ops[i].pin != kind))
-      return false;
-  }
-  return true;
-}
-
-/// The best placement whose buffers fit the budget once laid out, by
-/// enumeration; +inf if none fits.
-double bruteForceOptimum(const PlacementProblem &problem) {
-  double best = kUnreachable;
-  size_t n = problem.ops.size();
-  Placement placement(n);
-  for (uint64_t mask = 0; mask < (uint64_t(1) << n); ++mask) {
-    for (size_t i = 0; i < n; ++i)
-      placement[i] = (mask >> i) & 1;
-    if (!allowed(problem, placement))
-      continue;
-    PlacementCost cost = problem.evaluate(placement);
-    if (problem.fitsBudget(placement, cost))
-      best = std::min(best, cost.totalUs());
-  }
-  return best;
-}
-
-// Capacities are whole nanoseconds: allow a nanosecond per op.
+// Capacities are whole picoseconds: a nanosecond per op and value is ample.
 double tolerance(const PlacementProblem &problem) {
   return 1e-3 * (problem.ops.size() + problem.values.size());
 }

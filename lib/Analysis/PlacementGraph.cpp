@@ -82,15 +82,23 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
                        .value_or(kUnreachable);
     placed.gpuUs = estimateOpTimeUs(&op, DeviceKind::GPU, profile)
                        .value_or(kUnreachable);
-    if (auto pin = op.getAttrOfType<DeviceAttr>(TandemDialect::kPinAttrName)) {
-      if (pin.isGPU() && !problem.hasGpu)
-        return op.emitError() << "is pinned to " << pin
+    // A device named on the op (pinned or placed there) must be one the
+    // profile has and placement handles.
+    auto checkDevice = [&](DeviceAttr device,
+                           llvm::StringRef how) -> LogicalResult {
+      if (device.isGPU() && !problem.hasGpu)
+        return op.emitError() << "is " << how << " " << device
                               << " but the device profile '" << profile.name
                               << "' has no GPU";
-      if (pin.isGPU() && pin.getOrdinal() != 0)
-        return op.emitError() << "is pinned to " << pin
+      if (device.isGPU() && device.getOrdinal() != 0)
+        return op.emitError() << "is " << how << " " << device
                               << ": placement handles one GPU (ordinal 0) so "
                                  "far";
+      return success();
+    };
+    if (auto pin = op.getAttrOfType<DeviceAttr>(TandemDialect::kPinAttrName)) {
+      if (failed(checkDevice(pin, "pinned to")))
+        return failure();
       placed.pin = pin.getKind();
     }
     if (alreadyPlaced) {
@@ -105,14 +113,8 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
         return op.emitError() << "is placed on " << device
                               << " but pinned to "
                               << op.getAttr(TandemDialect::kPinAttrName);
-      if (device.isGPU() && !problem.hasGpu)
-        return op.emitError() << "is placed on " << device
-                              << " but the device profile '" << profile.name
-                              << "' has no GPU";
-      if (device.isGPU() && device.getOrdinal() != 0)
-        return op.emitError() << "is placed on " << device
-                              << ": placement handles one GPU (ordinal 0) so "
-                                 "far";
+      if (failed(checkDevice(device, "placed on")))
+        return failure();
       graph.given->push_back(device.isGPU());
     }
     if (!placed.canRunOn(DeviceKind::CPU) && !placed.canRunOn(DeviceKind::GPU))
