@@ -32,20 +32,20 @@ struct SearchEffort {
   /// Evenly spaced memory levels the frontier is searched at, the starting
   /// placements repaired to each, and the rounds that add levels where the
   /// frontier has a large step.
-  int levels, seedsPerLevel, refinementRounds;
+  int levels = 0, seedsPerLevel = 0, refinementRounds = 0;
   /// Greedy prefixes and priced-cut directions sampled, the price grid's
   /// step, and how many times it is bisected where the cuts jump.
-  int greedyPrefixes, cutDirections;
-  double cutGridRatio;
-  int cutRefinements;
+  int greedyPrefixes = 0, cutDirections = 0;
+  double cutGridRatio = 4;
+  int cutRefinements = 0;
   /// Budget checks per local improvement.
-  int localChecks;
+  int localChecks = 0;
   /// Repair one op (or group) at a time, evaluating this many candidates
   /// exactly at each step; otherwise in rounds.
-  bool repairOneByOne;
-  int repairCandidates;
+  bool repairOneByOne = false;
+  int repairCandidates = 0;
   /// Subgradient steps for the lower bound.
-  int boundIterations;
+  int boundIterations = 0;
 
   static SearchEffort forProblem(const PlacementProblem &problem);
 };

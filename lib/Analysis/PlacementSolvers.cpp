@@ -2,13 +2,14 @@
 //
 // `auto`: the unconstrained optimum is a minimum cut (PlacementCut.cpp); if
 // its buffers fit the budget once laid out, it is optimal. Otherwise the
-// best of the baselines that fit is the first incumbent, a Lagrangian
-// relaxation of the budget (one price per program point, subgradient
-// ascent) proposes cuts that are repaired to fit and proves a lower bound,
-// local and exchange moves improve the best, and a truncated branch and
-// bound closes what gap is left. `auto` is never slower than a baseline
-// that fits, and refuses only when even the leanest placement found does
-// not fit.
+// answer is the fastest point that fits of the problem's frontier
+// (PlacementFrontier.cpp), which does not depend on the budget, so a larger
+// budget never gives a slower answer; it includes every baseline, so `auto`
+// is never slower than one that fits. A Lagrangian relaxation of the budget
+// (one price per program point, subgradient ascent) proves a lower bound,
+// and where few ops are free to move a branch and bound that finishes
+// replaces the answer with the proven optimum. `auto` refuses only when no
+// placement it finds fits.
 //
 // `exact`: the same, then the branch and bound to the end: its answer is
 // the optimum over every placement whose buffers fit once laid out, so it

@@ -56,9 +56,9 @@ def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
     against the budget.
 
     Strategies: `auto` (default; a minimum cut when the budget does not bind;
-    otherwise the fastest of a budget-independent frontier of placements, so
-    it never gets slower with more memory, proven optimal by branch and bound
-    where at most 64 ops are free to move), `exact` (branch and bound,
+    otherwise the fastest of a budget-independent frontier of placements,
+    which never gets slower with more memory, or the optimum when branch and
+    bound proves it where at most 64 ops are free to move), `exact` (branch and bound,
     provably optimal under the budget, for graphs with up to 64 ops free to
     move), and the baselines `mincut` (ignores the budget), `greedy`
     (program order onto the GPU while the weights fit, as accelerate's
