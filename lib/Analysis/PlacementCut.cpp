@@ -86,13 +86,11 @@ opPricedSpan(const PlacementProblem &problem, int index) {
 
 } // namespace
 
-Cut search::solveCut(const PlacementProblem &problem,
-                     const std::vector<double> *prices, const Fixing *fixed) {
-  int numOps = problem.ops.size();
-  MinCutGraph graph(numOps + 2);
-  int source = numOps, sink = numOps + 1;
+CutGraph::CutGraph(const PlacementProblem &problem,
+                   const std::vector<double> *prices)
+    : graph(problem.ops.size() + 2), numOps(problem.ops.size()),
+      source(numOps), sink(numOps + 1) {
   CapacityScale capacity;
-  int64_t finiteEdges = 0;
   auto addEdge = [&](int from, int to, double us) {
     int64_t c = capacity(us);
     finiteEdges += c > 0 && c < MinCutGraph::kInfinity;
@@ -113,12 +111,10 @@ Cut search::solveCut(const PlacementProblem &problem,
   };
 
   for (auto [index, op] : llvm::enumerate(problem.ops)) {
-    bool cpuAllowed = op.canRunOn(DeviceKind::CPU) &&
-                      (!op.pin || *op.pin == DeviceKind::CPU) &&
-                      (!fixed || (*fixed)[index] != 1);
-    bool gpuAllowed = op.canRunOn(DeviceKind::GPU) &&
-                      (!op.pin || *op.pin == DeviceKind::GPU) &&
-                      (!fixed || (*fixed)[index] != 0);
+    bool cpuAllowed =
+        op.canRunOn(DeviceKind::CPU) && (!op.pin || *op.pin == DeviceKind::CPU);
+    bool gpuAllowed =
+        op.canRunOn(DeviceKind::GPU) && (!op.pin || *op.pin == DeviceKind::GPU);
     double gpuUs = op.gpuUs;
     if (auto span = opPricedSpan(problem, index))
       gpuUs += price(alignedResultBytes(problem, op), span->first,
@@ -163,15 +159,38 @@ Cut search::solveCut(const PlacementProblem &problem,
         graph.addEdge(source, needed, MinCutGraph::kInfinity);
     }
   }
-  int64_t flow = graph.solve(source, sink);
+  capped = capacity.capped;
+}
+
+void CutGraph::fix(int op, bool onGpu) {
+  // An infinite edge beside the op's own: cutting the other side is
+  // forbidden. Capacity only grows, so the flow found so far stays valid.
+  if (onGpu)
+    graph.addEdge(op, sink, MinCutGraph::kInfinity);
+  else
+    graph.addEdge(source, op, MinCutGraph::kInfinity);
+}
+
+Cut CutGraph::solve() {
+  flow += graph.solve(source, sink);
   Cut cut;
   cut.placement.resize(numOps);
   for (int op = 0; op < numOps; ++op)
     cut.placement[op] = !graph.onSourceSide(op);
   // Each capacity was rounded by at most half a picosecond.
   cut.valueUs = (double(flow) - 0.5 * double(finiteEdges)) / kPicosecondsPerUs;
-  cut.exact = !capacity.capped && flow < MinCutGraph::kInfinity;
+  cut.exact = !capped && flow < MinCutGraph::kInfinity;
   return cut;
+}
+
+Cut search::solveCut(const PlacementProblem &problem,
+                     const std::vector<double> *prices, const Fixing *fixed) {
+  CutGraph graph(problem, prices);
+  if (fixed)
+    for (auto [op, device] : llvm::enumerate(*fixed))
+      if (device >= 0)
+        graph.fix(op, device == 1);
+  return graph.solve();
 }
 
 std::vector<int64_t> search::pricedGpuBytes(const PlacementProblem &problem,

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -376,15 +377,30 @@ BranchAndBoundResult search::branchAndBound(const PlacementProblem &problem,
                                             const std::vector<double> *prices,
                                             int64_t maxNodes) {
   BranchAndBoundResult result;
+  // A node's cut graphs are its parent's, solved, with one more op fixed:
+  // each max-flow continues from the parent's instead of starting over.
   struct Node {
     Fixing fixed;
     double bound; // the parent's: no completion here is faster
+    std::shared_ptr<const CutGraph> plain, priced;
+    int fixedOp = -1;
+    bool onGpu = false;
   };
   std::vector<Node> stack;
-  stack.push_back({Fixing(problem.ops.size(), -1), 0.0});
+  stack.push_back({Fixing(problem.ops.size(), -1), 0.0,
+                   std::make_shared<CutGraph>(problem, nullptr),
+                   prices ? std::make_shared<CutGraph>(problem, prices)
+                          : nullptr});
   auto prunes = [&](double bound) {
     return incumbent.found() &&
            bound >= incumbent.us() - timeSlack(incumbent.us());
+  };
+  auto childGraph = [](const std::shared_ptr<const CutGraph> &parent,
+                       const Node &node) {
+    CutGraph graph = *parent;
+    if (node.fixedOp >= 0)
+      graph.fix(node.fixedOp, node.onGpu);
+    return graph;
   };
   while (!stack.empty()) {
     if (result.nodes >= maxNodes) {
@@ -400,7 +416,8 @@ BranchAndBoundResult search::branchAndBound(const PlacementProblem &problem,
     if (prunes(node.bound))
       continue;
     ++result.nodes;
-    Cut cut = solveCut(problem, nullptr, &node.fixed);
+    CutGraph plain = childGraph(node.plain, node);
+    Cut cut = plain.solve();
     ++result.cuts;
     PlacementCost cost = problem.evaluate(cut.placement);
     double bound = std::max(node.bound, cost.totalUs());
@@ -411,25 +428,30 @@ BranchAndBoundResult search::branchAndBound(const PlacementProblem &problem,
       incumbent.offer(cut.placement, cost);
       continue;
     }
+    std::shared_ptr<const CutGraph> pricedSolved;
     if (prices) {
-      Cut priced = solveCut(problem, prices, &node.fixed);
+      CutGraph pricedGraph = childGraph(node.priced, node);
+      Cut priced = pricedGraph.solve();
       ++result.cuts;
       if (priced.exact)
         bound = std::max(bound, lagrangianBound(problem, priced, *prices));
       incumbent.offer(priced.placement);
       if (prunes(bound))
         continue;
+      pricedSolved = std::make_shared<const CutGraph>(std::move(pricedGraph));
     }
     std::optional<int> branch =
         branchingOp(problem, cut.placement, cost, node.fixed);
     if (!branch)
       continue; // what keeps the GPU full is fixed: no completion fits
-    Node onGpu{node.fixed, bound};
+    auto plainSolved = std::make_shared<const CutGraph>(std::move(plain));
+    Node onGpu{node.fixed, bound, plainSolved, pricedSolved, *branch, true};
     onGpu.fixed[*branch] = 1;
-    node.fixed[*branch] = 0;
-    node.bound = bound;
+    Node onCpu{std::move(node.fixed), bound, plainSolved, pricedSolved,
+               *branch, false};
+    onCpu.fixed[*branch] = 0;
     stack.push_back(std::move(onGpu));
-    stack.push_back(std::move(node)); // explored first
+    stack.push_back(std::move(onCpu)); // explored first
   }
   result.finished = true;
   result.lowerBoundUs = incumbent.found() ? incumbent.us() : kUnreachable;

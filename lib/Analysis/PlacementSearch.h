@@ -14,6 +14,7 @@
 #ifndef TANDEM_LIB_ANALYSIS_PLACEMENTSEARCH_H
 #define TANDEM_LIB_ANALYSIS_PLACEMENTSEARCH_H
 
+#include "tandem/Analysis/MinCut.h"
 #include "tandem/Analysis/PlacementProblem.h"
 
 #include <optional>
@@ -58,6 +59,25 @@ struct Cut {
   /// False if a capacity was too large to represent; the value is then not
   /// a bound.
   bool exact = true;
+};
+
+/// The placement graph of the minimum cut below, kept so that it can be
+/// solved again after more ops are fixed: fixing only adds infinite edges,
+/// so the flow found so far stays valid and the next solve continues from
+/// it (what branch and bound does at every node, from its parent's flow).
+class CutGraph {
+public:
+  CutGraph(const PlacementProblem &problem, const std::vector<double> *prices);
+  /// Forces `op` to the GPU or to the CPU.
+  void fix(int op, bool onGpu);
+  /// The minimum cut under the fixings so far.
+  Cut solve();
+
+private:
+  MinCutGraph graph;
+  int numOps, source, sink;
+  int64_t flow = 0, finiteEdges = 0;
+  bool capped = false;
 };
 
 /// The minimum of time + sum over points t of prices[t] * pricedBytes(t),

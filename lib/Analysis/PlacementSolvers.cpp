@@ -205,7 +205,7 @@ void AutoSearch::truncatedBranchAndBound() {
     return;
   int64_t graphSize = problem.ops.size() + problem.values.size();
   int64_t maxNodes =
-      std::clamp<int64_t>(int64_t(1200000) / graphSize, 4, 12000);
+      std::clamp<int64_t>(int64_t(3000000) / graphSize, 4, 30000);
   Incumbent searched = incumbent;
   BranchAndBoundResult search = branchAndBound(
       problem, searched, bestPrices.empty() ? nullptr : &bestPrices, maxNodes);
