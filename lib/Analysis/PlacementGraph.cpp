@@ -44,8 +44,15 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     problem.values.push_back(placed);
     graph.values.push_back(value);
   };
-  for (BlockArgument argument : block.getArguments())
+  for (BlockArgument argument : block.getArguments()) {
+    if (!getCheckedNumBytes(argument.getType()))
+      return func->emitError()
+             << "argument #" << argument.getArgNumber() << " ("
+             << argument.getType()
+             << ") takes more than 2^48 bytes (256 TiB), the most a tensor "
+                "may";
     addValue(argument, -1 - static_cast<int>(argument.getArgNumber()));
+  }
 
   bool alreadyPlaced = isPlaced(func);
   if (alreadyPlaced)
@@ -133,6 +140,12 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
         placed.operands.push_back(it->second);
     }
     for (Value result : op.getResults()) {
+      // Tandem ops verify this; an upstream op (a constant) may not.
+      if (!getCheckedNumBytes(result.getType()))
+        return op.emitError()
+               << "result " << result.getType()
+               << " takes more than 2^48 bytes (256 TiB), the most a tensor "
+                  "may";
       placed.results.push_back(problem.values.size());
       addValue(result, index);
       problem.values.back().isWeight = placed.isWeight;

@@ -110,7 +110,7 @@ public:
   bool offer(const Placement &placement);
   bool offer(const Placement &placement, const PlacementCost &cost);
 
-  bool found() const { return !best.empty(); }
+  bool found() const { return bestUs != kUnreachable; }
   const Placement &placement() const { return best; }
   double us() const { return bestUs; }
 

@@ -174,6 +174,22 @@ case("max_pool2d padded", [f32(1, 2, 7, 7)],
 case("avg_pool2d counts padding", [f32(1, 2, 6, 6)],
      "  %r = tandem.avg_pool2d %a0 {kernel = array<i64: 2, 2>, padding = array<i64: 1, 1>} : tensor<1x2x6x6xf32> -> tensor<1x2x4x4xf32>",
      "tensor<1x2x4x4xf32>", lambda x: pool_reference(x, 2, 2, 1, "avg"))
+# The largest strides the verifier allows: one window per axis, the first.
+big = 2147483647
+case("conv2d with the largest stride", [f32(1, 2, 5, 5), f32(3, 2, 3, 3)],
+     f"  %r = tandem.conv2d %a0, %a1 {{strides = array<i64: {big}, {big}>}} : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>) -> tensor<1x3x1x1xf32>",
+     "tensor<1x3x1x1xf32>",
+     lambda x, w: conv_reference(x, w, None, (1, 1), (0, 0), (1, 1), 1)[:, :, :1, :1],
+     tol=1e-4)
+case("max_pool2d with the largest stride", [f32(1, 2, 5, 5)],
+     f"  %r = tandem.max_pool2d %a0 {{kernel = array<i64: 2, 2>, strides = array<i64: {big}, {big}>}} : tensor<1x2x5x5xf32> -> tensor<1x2x1x1xf32>",
+     "tensor<1x2x1x1xf32>", lambda x: pool_reference(x, 2, 2, 0, "max")[:, :, :1, :1])
+case("avg_pool2d with the largest stride", [f32(1, 2, 5, 5)],
+     f"  %r = tandem.avg_pool2d %a0 {{kernel = array<i64: 2, 2>, strides = array<i64: {big}, {big}>}} : tensor<1x2x5x5xf32> -> tensor<1x2x1x1xf32>",
+     "tensor<1x2x1x1xf32>", lambda x: pool_reference(x, 2, 2, 0, "avg")[:, :, :1, :1])
+case("slice with the largest stride", [f32(5, 4)],
+     f"  %r = tandem.slice %a0 {{starts = array<i64: 1, 0>, limits = array<i64: 5, 4>, strides = array<i64: {big}, 9223372036854775807>}} : tensor<5x4xf32> -> tensor<1x1xf32>",
+     "tensor<1x1xf32>", lambda x: x[1:2, 0:1])
 bn_var = f32(3, positive=True)
 case("batch_norm", [f32(2, 3, 4, 4), f32(3), f32(3), f32(3), bn_var],
      "  %r = tandem.batch_norm %a0, %a1, %a2, %a3, %a4 {epsilon = 1.0e-3 : f32} : (tensor<2x3x4x4xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>) -> tensor<2x3x4x4xf32>",

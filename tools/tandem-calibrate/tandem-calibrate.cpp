@@ -8,6 +8,7 @@
 
 #include "Calibration.h"
 #include "tandem/Analysis/DeviceProfile.h"
+#include "tandem/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -52,6 +53,13 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-calibrate: measure this machine and "
                               "write a Tandem device profile\n");
+  // The output is checked before minutes of measuring.
+  if (outputFile != "-")
+    if (llvm::Error error = mlir::tandem::checkOutputPath(outputFile)) {
+      llvm::errs() << "tandem-calibrate: " << llvm::toString(std::move(error))
+                   << "\n";
+      return 1;
+    }
   DeviceProfile profile;
   profile.name = profileName;
   llvm::errs() << "tandem-calibrate: measuring the CPU\n";
@@ -84,13 +92,13 @@ int main(int argc, char **argv) {
   }
   profile.source = how;
 
-  std::error_code error;
-  llvm::raw_fd_ostream os(outputFile, error, llvm::sys::fs::OF_Text);
-  if (error) {
-    llvm::errs() << "tandem-calibrate: cannot write '" << outputFile
-                 << "': " << error.message() << "\n";
+  if (llvm::Error error = mlir::tandem::writeFileAtomically(
+          outputFile, [&](llvm::raw_ostream &os) {
+            os << llvm::formatv("{0:2}\n", toJSON(profile));
+          })) {
+    llvm::errs() << "tandem-calibrate: " << llvm::toString(std::move(error))
+                 << "\n";
     return 1;
   }
-  os << llvm::formatv("{0:2}\n", toJSON(profile));
   return 0;
 }

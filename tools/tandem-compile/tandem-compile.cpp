@@ -22,14 +22,17 @@
 #include "tandem/Conversion/Passes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/InitAll.h"
+#include "tandem/Support/OutputFile.h"
 
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
@@ -69,6 +72,13 @@ static int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// Writes the text output (--emit=mlir or llvm), whole or not at all.
+static int writeText(llvm::function_ref<void(llvm::raw_ostream &)> write) {
+  if (llvm::Error error = tandem::writeFileAtomically(outputFile, write))
+    return fail(llvm::toString(std::move(error)));
+  return 0;
+}
+
 static LogicalResult emitObject(llvm::Module &module, StringRef path,
                                 std::string &error) {
   std::string triple = llvm::sys::getDefaultTargetTriple();
@@ -93,11 +103,19 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path,
     return failure();
   }
   passes.run(module);
+  os.close();
+  if (os.has_error()) {
+    error = "cannot write the object file: " + os.error().message();
+    os.clear_error();
+    return failure();
+  }
   return success();
 }
 
+/// Links `object` with the runtime into `output`; the linker's messages go
+/// to `log`, and the first of them into `error` when it fails.
 static LogicalResult link(StringRef object, StringRef output, bool shared,
-                          std::string &error) {
+                          StringRef log, std::string &error) {
   llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("c++");
   if (!driver) {
     error = "no C++ compiler driver (c++) on PATH to link with";
@@ -121,13 +139,22 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
   args.push_back("-lm");
   std::vector<StringRef> argv(args.begin(), args.end());
   std::string message;
-  int status = llvm::sys::ExecuteAndWait(*driver, argv, std::nullopt, {}, 0, 0,
-                                         &message);
-  if (status != 0) {
-    error = "linking failed" + (message.empty() ? "" : ": " + message);
-    return failure();
+  std::optional<StringRef> redirects[] = {std::nullopt, log, log};
+  int status = llvm::sys::ExecuteAndWait(*driver, argv, std::nullopt,
+                                         redirects, 0, 0, &message);
+  if (status == 0)
+    return success();
+  // The linker's first lines say why (a full disk, a missing library).
+  error = "linking failed";
+  if (!message.empty())
+    error += ": " + message;
+  if (auto text = llvm::MemoryBuffer::getFile(log)) {
+    SmallVector<StringRef> lines;
+    (*text)->getBuffer().split(lines, '\n', /*MaxSplit=*/4, false);
+    for (StringRef line : lines)
+      error += "\n  " + line.take_front(300).str();
   }
-  return success();
+  return failure();
 }
 
 int main(int argc, char **argv) {
@@ -141,8 +168,16 @@ int main(int argc, char **argv) {
     return fail("unknown --emit '" + emit +
                 "': expected exe, lib, obj, llvm or mlir");
 
-  // Flags are checked before the model is read, so their errors come first
-  // and alone.
+  // Flags and the output path are checked before the model is read, so
+  // their errors come first and alone.
+  bool textOutput = emit == "mlir" || emit == "llvm";
+  if (llvm::Error error = tandem::checkOutputPath(
+          outputFile, textOutput ? tandem::OutputKind::Text
+                                 : tandem::OutputKind::Binary))
+    return fail(llvm::toString(std::move(error)));
+  if (!report.empty())
+    if (llvm::Error error = tandem::checkOutputPath(report))
+      return fail("--report: " + llvm::toString(std::move(error)));
   if (!gpuMemory.empty())
     if (llvm::Expected<int64_t> bytes = tandem::parseByteSize(gpuMemory); !bytes)
       return fail("--gpu-memory: " + llvm::toString(bytes.takeError()));
@@ -185,40 +220,45 @@ int main(int argc, char **argv) {
   pm.addPass(tandem::createLowerToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;
-  if (emit == "mlir") {
-    std::error_code code;
-    llvm::raw_fd_ostream os(outputFile, code);
-    if (code)
-      return fail("cannot write '" + outputFile + "': " + code.message());
-    module->print(os);
-    return 0;
-  }
+  if (emit == "mlir")
+    return writeText([&](llvm::raw_ostream &os) { module->print(os); });
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(*module, llvmContext, "tandem_model");
   if (!llvmModule)
     return fail("translation to LLVM IR failed");
-  if (emit == "llvm") {
-    std::error_code code;
-    llvm::raw_fd_ostream os(outputFile, code);
-    if (code)
-      return fail("cannot write '" + outputFile + "': " + code.message());
-    llvmModule->print(os, nullptr);
-    return 0;
-  }
+  if (emit == "llvm")
+    return writeText(
+        [&](llvm::raw_ostream &os) { llvmModule->print(os, nullptr); });
 
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // The output appears whole or not at all: it is written beside its path
+  // and renamed over it; the object file and the linker's messages live in
+  // a private folder, removed at the end.
+  llvm::Expected<tandem::StagedOutput> staged =
+      tandem::StagedOutput::create(outputFile);
+  if (!staged)
+    return fail(llvm::toString(staged.takeError()));
   std::string error;
-  std::string object = emit == "obj" ? outputFile.getValue()
-                                     : outputFile.getValue() + ".o";
-  if (failed(emitObject(*llvmModule, object, error)))
-    return fail(error);
-  if (emit == "obj")
-    return 0;
-  if (failed(link(object, outputFile, emit == "lib", error)))
-    return fail(error);
-  llvm::sys::fs::remove(object);
+  if (emit == "obj") {
+    if (failed(emitObject(*llvmModule, staged->getTempPath(), error)))
+      return fail(error);
+  } else {
+    llvm::SmallString<128> scratch;
+    if (std::error_code code =
+            llvm::sys::fs::createUniqueDirectory("tandem-compile", scratch))
+      return fail("cannot make a temporary folder: " + code.message());
+    auto removeScratch =
+        llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(scratch); });
+    std::string object = (scratch + "/model.o").str();
+    std::string log = (scratch + "/link.log").str();
+    if (failed(emitObject(*llvmModule, object, error)) ||
+        failed(link(object, staged->getTempPath(), emit == "lib", log, error)))
+      return fail(error);
+  }
+  if (llvm::Error error = staged->commit())
+    return fail(llvm::toString(std::move(error)));
   return 0;
 }

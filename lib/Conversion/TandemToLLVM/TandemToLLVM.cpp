@@ -16,10 +16,12 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/Analysis/Format.h"
 #include "tandem/runtime/ModelImage.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cstring>
@@ -48,8 +50,16 @@ struct ImageBuilder {
   }
 };
 
+/// The image's code for a tensor type's element type; an error on `anchor`
+/// (when given) if the runtime has none.
 FailureOr<int64_t> elementTypeCode(Operation *anchor, Type type) {
-  Type element = cast<ShapedType>(type).getElementType();
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped) {
+    if (anchor)
+      anchor->emitError() << "cannot lower " << type << ": not a tensor";
+    return failure();
+  }
+  Type element = shaped.getElementType();
   if (element.isF32())
     return img::kF32;
   if (element.isF16())
@@ -62,7 +72,9 @@ FailureOr<int64_t> elementTypeCode(Operation *anchor, Type type) {
     return img::kI32;
   if (element.isInteger(1))
     return img::kBool;
-  return anchor->emitError() << "cannot lower element type " << element;
+  if (anchor)
+    anchor->emitError() << "cannot lower element type " << element;
+  return failure();
 }
 
 LogicalResult appendTensor(Operation *anchor, Type type,
@@ -276,11 +288,69 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
     ModuleOp module = getOperation();
     FunctionOpInterface func = getReportedFunction(module);
     if (!func || func.getName() != "main") {
-      module.emitError("tandem-compile needs a function @main");
+      InFlightDiagnostic diag =
+          module.emitError("a model needs a function @main: its arguments "
+                           "are the inputs, its results the outputs");
+      for (FunctionOpInterface other : getModelFunctions(module))
+        diag.attachNote(other.getLoc()) << "found @" << other.getName();
       return signalPassFailure();
     }
-    if (failed(lower(module, func)))
+    if (failed(verifySignature(func)) || failed(verifyWeights(func)) ||
+        failed(lower(module, func)))
       return signalPassFailure();
+  }
+
+  /// The inputs and outputs are tensors the runtime can take and give: of a
+  /// static shape and a supported element type, and, for an executable that
+  /// reads and writes .npy files, one NumPy has.
+  LogicalResult verifySignature(FunctionOpInterface func) {
+    auto check = [&](Type type, StringRef what,
+                     unsigned index) -> LogicalResult {
+      auto tensor = dyn_cast<RankedTensorType>(type);
+      bool supported = tensor && tensor.hasStaticShape() &&
+                       succeeded(elementTypeCode(nullptr, type));
+      if (!supported)
+        return func.emitError()
+               << "@main's " << what << " #" << index << " is " << type
+               << ": a model's inputs and outputs are statically shaped "
+                  "tensors of f32, f16, bf16, i64, i32 or i1";
+      if (!library && tensor.getElementType().isBF16())
+        return func.emitError()
+               << "@main's " << what << " #" << index << " is " << type
+               << ": the executable reads and writes .npy files, and NumPy "
+                  "has no bf16; cast it to f32 in the model, or build a "
+                  "library (--emit=lib) and pass raw buffers";
+      if (!getCheckedNumBytes(type))
+        return func.emitError()
+               << "@main's " << what << " #" << index << " is " << type
+               << ", over the " << formatBytes(kMaxTensorBytes)
+               << " a tensor may take";
+      return success();
+    };
+    for (auto [index, type] : llvm::enumerate(func.getArgumentTypes()))
+      if (failed(check(type, "argument", index)))
+        return failure();
+    for (auto [index, type] : llvm::enumerate(func.getResultTypes()))
+      if (failed(check(type, "result", index)))
+        return failure();
+    return success();
+  }
+
+  /// One weights file must satisfy every weight: a name read twice is read
+  /// with one type.
+  LogicalResult verifyWeights(FunctionOpInterface func) {
+    llvm::StringMap<WeightOp> seen;
+    WalkResult walk = func.walk([&](WeightOp weight) -> WalkResult {
+      auto [it, inserted] = seen.try_emplace(weight.getName(), weight);
+      if (inserted || it->second.getType() == weight.getType())
+        return WalkResult::advance();
+      weight.emitError() << "weight '" << weight.getName() << "' is read as "
+                         << weight.getType() << " here and as "
+                         << it->second.getType()
+                         << " elsewhere: one weights file cannot hold both";
+      return WalkResult::interrupt();
+    });
+    return failure(walk.wasInterrupted());
   }
 
   LogicalResult lower(ModuleOp module, FunctionOpInterface func) {

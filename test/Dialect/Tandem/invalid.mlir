@@ -983,3 +983,45 @@ func.func @negative_offset(%x: tensor<4xf32>) {
 func.func @arena_not_integer() attributes {tandem.gpu_arena_bytes = "big"} {
   return
 }
+
+// -----
+
+// Sizes are bounded: no tensor takes more than 2^48 bytes, so no size or
+// offset overflows downstream.
+func.func @tensor_too_big(%x: tensor<9223372036854775807xf32>) {
+  // expected-error @+1 {{'tandem.relu' op operand #0 ('tensor<9223372036854775807xf32>') takes more than 2^48 bytes (256 TiB), the most a tensor may}}
+  %0 = tandem.relu %x : tensor<9223372036854775807xf32>
+  return
+}
+
+// -----
+
+func.func @tensor_size_overflows() {
+  // expected-error @+1 {{'tandem.fill' op result #0 ('tensor<4294967296x4294967296xf32>') takes more than 2^48 bytes}}
+  %0 = tandem.fill(1.0 : f32) : tensor<4294967296x4294967296xf32>
+  return
+}
+
+// -----
+
+func.func @stride_too_large(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'tandem.max_pool2d' op strides must be at most 2147483647, got [9223372036854775807, 1]}}
+  %0 = tandem.max_pool2d %x {kernel = array<i64: 2, 2>, strides = array<i64: 9223372036854775807, 1>} : tensor<1x1x4x4xf32> -> tensor<1x1x1x3xf32>
+  return
+}
+
+// -----
+
+func.func @dilation_too_large(%x: tensor<1x1x4x4xf32>, %w: tensor<1x1x2x2xf32>) {
+  // expected-error @+1 {{'tandem.conv2d' op dilation must be at most 2147483647, got [4611686018427387904, 1]}}
+  %0 = tandem.conv2d %x, %w {dilation = array<i64: 4611686018427387904, 1>} : (tensor<1x1x4x4xf32>, tensor<1x1x2x2xf32>) -> tensor<1x1x1x3xf32>
+  return
+}
+
+// -----
+
+func.func @weight_name_with_nul() {
+  // expected-error @+1 {{'tandem.weight' op 'name' contains a NUL character, which no weights file key can hold}}
+  %0 = "tandem.weight"() {name = "w\00x"} : () -> tensor<4xf32>
+  return
+}

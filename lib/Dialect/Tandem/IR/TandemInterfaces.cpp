@@ -12,11 +12,28 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
+#include "llvm/Support/MathExtras.h"
+
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::tandem;
 
 #include "tandem/Dialect/Tandem/IR/TandemInterfaces.cpp.inc"
+
+// Tensors are bounded (kMaxTensorBytes), but products of their sizes are
+// not: counts saturate at INT64_MAX rather than overflow.
+static int64_t times(int64_t a, int64_t b) {
+  int64_t product;
+  return llvm::MulOverflow(a, b, product) ? std::numeric_limits<int64_t>::max()
+                                          : product;
+}
+
+static int64_t plus(int64_t a, int64_t b) {
+  int64_t sum;
+  return llvm::AddOverflow(a, b, sum) ? std::numeric_limits<int64_t>::max()
+                                      : sum;
+}
 
 static int64_t bytesOf(Value value) { return getNumBytes(value.getType()); }
 
@@ -27,7 +44,7 @@ static int64_t elementsOf(Value value) {
 static int64_t bytesOf(ValueRange values) {
   int64_t total = 0;
   for (Value value : values)
-    total += bytesOf(value);
+    total = plus(total, bytesOf(value));
   return total;
 }
 
@@ -45,8 +62,8 @@ WorkEstimate tandem::estimateElementwiseWork(Operation *op,
                                              int64_t flopsPerElement) {
   int64_t elements = 0;
   for (Value result : op->getResults())
-    elements += elementsOf(result);
-  return readAllWriteAll(op, flopsPerElement * elements);
+    elements = plus(elements, elementsOf(result));
+  return readAllWriteAll(op, times(flopsPerElement, elements));
 }
 
 //===----------------------------------------------------------------------===//
@@ -64,41 +81,49 @@ WorkEstimate IotaOp::estimateWork() { return dataMovement(*this, 0); }
 WorkEstimate MatmulOp::estimateWork() {
   // The result holds B·M·N elements, each a K-long dot product.
   int64_t k = getA().getType().getShape().back();
-  return readAllWriteAll(*this, 2 * elementsOf(getResult()) * k);
+  return readAllWriteAll(*this, times(times(2, elementsOf(getResult())), k));
 }
 
 WorkEstimate LinearOp::estimateWork() {
   // The result holds R·N elements, each a K-long dot product plus the bias.
   int64_t k = getW().getType().getShape()[1];
   int64_t outputs = elementsOf(getResult());
-  return readAllWriteAll(*this, 2 * outputs * k + (getB() ? outputs : 0));
+  return readAllWriteAll(
+      *this, plus(times(times(2, outputs), k), getB() ? outputs : 0));
 }
 
 WorkEstimate Conv2dOp::estimateWork() {
   // Each of the N·O·OH·OW outputs sums (C/groups)·kH·kW products.
   ArrayRef<int64_t> w = getW().getType().getShape();
   int64_t outputs = elementsOf(getResult());
-  int64_t window = w[1] * w[2] * w[3];
-  return readAllWriteAll(*this, 2 * outputs * window + (getB() ? outputs : 0));
+  int64_t window = times(times(w[1], w[2]), w[3]);
+  return readAllWriteAll(
+      *this, plus(times(times(2, outputs), window), getB() ? outputs : 0));
+}
+
+/// Each output reads a kH x kW window.
+static WorkEstimate poolingWork(Operation *op, ArrayRef<int64_t> kernel) {
+  return readAllWriteAll(op, times(times(elementsOf(op->getResult(0)),
+                                         kernel[0]),
+                                   kernel[1]));
 }
 
 WorkEstimate MaxPool2dOp::estimateWork() {
-  ArrayRef<int64_t> kernel = getKernel();
-  return readAllWriteAll(*this, elementsOf(getResult()) * kernel[0] * kernel[1]);
+  return poolingWork(*this, getKernel());
 }
 
 WorkEstimate AvgPool2dOp::estimateWork() {
-  ArrayRef<int64_t> kernel = getKernel();
-  return readAllWriteAll(*this, elementsOf(getResult()) * kernel[0] * kernel[1]);
+  return poolingWork(*this, getKernel());
 }
 
 WorkEstimate BatchNormOp::estimateWork() {
   int64_t channels = getScale().getType().getShape()[0];
-  return readAllWriteAll(*this, 2 * elementsOf(getX()) + 4 * channels);
+  return readAllWriteAll(*this,
+                         plus(times(2, elementsOf(getX())), times(4, channels)));
 }
 
 WorkEstimate LayerNormOp::estimateWork() {
-  return readAllWriteAll(*this, 8 * elementsOf(getX()));
+  return readAllWriteAll(*this, times(8, elementsOf(getX())));
 }
 
 //===----------------------------------------------------------------------===//
@@ -134,15 +159,17 @@ WorkEstimate SliceOp::estimateWork() {
 // Lookups read their indices and the rows they select, never the whole
 // table: this is why a huge embedding is cheap wherever its table lives.
 WorkEstimate EmbeddingOp::estimateWork() {
-  return dataMovement(*this, bytesOf(getIds()) + bytesOf(getResult()));
+  return dataMovement(*this, plus(bytesOf(getIds()), bytesOf(getResult())));
 }
 
 WorkEstimate GatherOp::estimateWork() {
-  return dataMovement(*this, bytesOf(getIndices()) + bytesOf(getResult()));
+  return dataMovement(*this,
+                      plus(bytesOf(getIndices()), bytesOf(getResult())));
 }
 
 WorkEstimate DynamicSliceOp::estimateWork() {
-  return dataMovement(*this, bytesOf(getOffsets()) + bytesOf(getResult()));
+  return dataMovement(*this,
+                      plus(bytesOf(getOffsets()), bytesOf(getResult())));
 }
 
 //===----------------------------------------------------------------------===//

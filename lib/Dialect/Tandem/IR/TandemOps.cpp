@@ -67,12 +67,21 @@ static LogicalResult verifyRank(Operation *op, Value value, StringRef name,
 }
 
 /// Checks that every entry of a (height, width) attribute is at least `min`.
-static LogicalResult verifyAtLeast(Operation *op, ArrayRef<int64_t> values,
+/// Window sizes, strides, padding and dilation are at most this, so that
+/// the index arithmetic of every kernel stays far from overflow.
+static constexpr int64_t kMaxWindowParameter = (int64_t(1) << 31) - 1;
+
+static LogicalResult verifyWindowParameters(Operation *op, ArrayRef<int64_t> values,
                                    StringRef name, int64_t min) {
-  for (int64_t value : values)
+  for (int64_t value : values) {
     if (value < min)
       return op->emitOpError() << name << " must be at least " << min
                                << ", got " << formatShape(values);
+    if (value > kMaxWindowParameter)
+      return op->emitOpError() << name << " must be at most "
+                               << kMaxWindowParameter << ", got "
+                               << formatShape(values);
+  }
   return success();
 }
 
@@ -98,6 +107,24 @@ static LogicalResult verifyNonNegativeEpsilon(Operation *op, APFloat epsilon) {
 //===----------------------------------------------------------------------===//
 // Traits
 //===----------------------------------------------------------------------===//
+
+LogicalResult tandem::OpTrait::impl::verifyAddressableTensors(Operation *op) {
+  auto check = [&](Type type, StringRef what,
+                   unsigned index) -> LogicalResult {
+    if (getCheckedNumBytes(type))
+      return success();
+    return op->emitOpError()
+           << what << " #" << index << " (" << type
+           << ") takes more than 2^48 bytes (256 TiB), the most a tensor may";
+  };
+  for (auto [index, type] : llvm::enumerate(op->getOperandTypes()))
+    if (failed(check(type, "operand", index)))
+      return failure();
+  for (auto [index, type] : llvm::enumerate(op->getResultTypes()))
+    if (failed(check(type, "result", index)))
+      return failure();
+  return success();
+}
 
 LogicalResult tandem::OpTrait::impl::verifyBroadcastsOperands(Operation *op) {
   SmallVector<int64_t> broadcast;
@@ -194,6 +221,10 @@ LogicalResult WeightOp::verify() {
   if (getName().empty())
     return emitOpError("needs a non-empty 'name': the key of the tensor in the "
                        "weights file");
+  // The name is looked up as a C string in the weights file's header.
+  if (getName().contains('\0'))
+    return emitOpError("'name' contains a NUL character, which no weights "
+                       "file key can hold");
   return success();
 }
 
@@ -280,6 +311,7 @@ LogicalResult LinearOp::verify() {
 /// Output size of a sliding window along one dimension (floor mode).
 static int64_t windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
                                 int64_t padding, int64_t dilation) {
+  // Parameters are below 2^31 and sizes below 2^48: no overflow here.
   int64_t span = dilation * (kernel - 1) + 1;
   int64_t padded = input + 2 * padding;
   if (padded < span)
@@ -290,9 +322,9 @@ static int64_t windowOutputSize(int64_t input, int64_t kernel, int64_t stride,
 LogicalResult Conv2dOp::verify() {
   if (failed(verifyRank(*this, getX(), "x (NCHW)", 4)) ||
       failed(verifyRank(*this, getW(), "w (OIHW)", 4)) ||
-      failed(verifyAtLeast(*this, getStrides(), "strides", 1)) ||
-      failed(verifyAtLeast(*this, getPadding(), "padding", 0)) ||
-      failed(verifyAtLeast(*this, getDilation(), "dilation", 1)))
+      failed(verifyWindowParameters(*this, getStrides(), "strides", 1)) ||
+      failed(verifyWindowParameters(*this, getPadding(), "padding", 0)) ||
+      failed(verifyWindowParameters(*this, getDilation(), "dilation", 1)))
     return failure();
   ArrayRef<int64_t> x = shapeOf(getX()), w = shapeOf(getW());
   int64_t groups = getGroupsAttr().getInt();
@@ -333,9 +365,9 @@ static LogicalResult verifyPool2d(Operation *op, Value x,
                                   ArrayRef<int64_t> strides,
                                   ArrayRef<int64_t> padding) {
   if (failed(verifyRank(op, x, "x (NCHW)", 4)) ||
-      failed(verifyAtLeast(op, kernel, "kernel", 1)) ||
-      failed(verifyAtLeast(op, strides, "strides", 1)) ||
-      failed(verifyAtLeast(op, padding, "padding", 0)))
+      failed(verifyWindowParameters(op, kernel, "kernel", 1)) ||
+      failed(verifyWindowParameters(op, strides, "strides", 1)) ||
+      failed(verifyWindowParameters(op, padding, "padding", 0)))
     return failure();
   for (int i = 0; i < 2; ++i)
     if (2 * padding[i] > kernel[i])
@@ -576,7 +608,9 @@ LogicalResult SliceOp::verify() {
     if (strides[d] < 1)
       return emitOpError() << "dimension " << d
                            << ": stride must be at least 1, got " << strides[d];
-    expected.push_back((limits[d] - starts[d] + strides[d] - 1) / strides[d]);
+    // ceil((limit - start) / stride), without overflow for large strides.
+    int64_t extent = limits[d] - starts[d];
+    expected.push_back(extent == 0 ? 0 : (extent - 1) / strides[d] + 1);
   }
   return verifyResultShape(*this, expected,
                            "ceil((limit - start) / stride) per dimension");

@@ -4,9 +4,11 @@
 
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <limits>
 
 using namespace mlir;
 
@@ -58,14 +60,30 @@ int64_t tandem::getElementByteSize(Type elementType) {
 }
 
 int64_t tandem::getNumElements(Type type) {
-  if (auto shaped = dyn_cast<ShapedType>(type))
-    return shaped.getNumElements();
-  return 1;
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return 1;
+  int64_t count = 1;
+  for (int64_t dim : shaped.getShape())
+    if (dim < 0 || llvm::MulOverflow(count, dim, count))
+      return std::numeric_limits<int64_t>::max();
+  return count;
 }
 
 int64_t tandem::getNumBytes(Type type) {
   Type elementType = getElementTypeOrSelf(type);
   if (!elementType.isIntOrIndexOrFloat())
     return 0;
-  return getNumElements(type) * getElementByteSize(elementType);
+  int64_t bytes;
+  if (llvm::MulOverflow(getNumElements(type), getElementByteSize(elementType),
+                        bytes))
+    return std::numeric_limits<int64_t>::max();
+  return bytes;
+}
+
+std::optional<int64_t> tandem::getCheckedNumBytes(Type type) {
+  int64_t bytes = getNumBytes(type);
+  if (bytes > kMaxTensorBytes)
+    return std::nullopt;
+  return bytes;
 }

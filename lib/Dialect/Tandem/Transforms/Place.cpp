@@ -7,6 +7,7 @@
 #include "tandem/Analysis/PlacementGraph.h"
 #include "tandem/Analysis/PlacementReport.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Support/OutputFile.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
@@ -165,12 +166,6 @@ struct Place : tandem::impl::PlaceBase<Place> {
     return success();
   }
 
-  void getDependentDialects(DialectRegistry &registry) const override {
-    PlaceBase::getDependentDialects(registry);
-    // What canonicalization materializes folded constants as.
-    registry.insert<arith::ArithDialect>();
-  }
-
   /// An already placed function keeps its devices: priced as it is, and
   /// refused if it does not fit the budget.
   llvm::Expected<PlacementResult>
@@ -227,15 +222,14 @@ struct Place : tandem::impl::PlaceBase<Place> {
                             llvm::StringRef strategyName,
                             const DeviceProfile &profile,
                             FunctionOpInterface func) {
-    std::error_code error;
-    llvm::raw_fd_ostream os(report, error, llvm::sys::fs::OF_Text);
-    if (error)
-      return func.emitError() << "cannot write the placement report '"
-                              << report << "': " << error.message();
-    os << llvm::formatv("{0:2}\n", makePlacementReport(graph, result,
-                                                       strategyName,
-                                                       profile,
-                                                       func.getName()));
+    llvm::json::Value json = makePlacementReport(graph, result, strategyName,
+                                                 profile, func.getName());
+    if (llvm::Error error = writeFileAtomically(
+            report, [&](llvm::raw_ostream &os) {
+              os << llvm::formatv("{0:2}\n", json);
+            }))
+      return func.emitError()
+             << "placement report: " << llvm::toString(std::move(error));
     return success();
   }
 };

@@ -4,6 +4,7 @@
 
 #include "tandem/Analysis/Format.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Support/OutputFile.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
@@ -160,14 +161,12 @@ struct ViewPlacement : tandem::impl::ViewPlacementBase<ViewPlacement> {
                                "@main or exactly one function");
       return signalPassFailure();
     }
-    std::error_code error;
-    llvm::raw_fd_ostream os(file, error, llvm::sys::fs::OF_Text);
-    if (error) {
-      func.emitError() << "cannot write the placement picture '" << file
-                       << "': " << error.message();
+    if (llvm::Error error = writeFileAtomically(
+            file, [&](llvm::raw_ostream &os) { writeDot(func, os); })) {
+      func.emitError() << "placement picture: "
+                       << llvm::toString(std::move(error));
       return signalPassFailure();
     }
-    writeDot(func, os);
     markAllAnalysesPreserved();
   }
 };

@@ -50,6 +50,12 @@ def Tandem_BroadcastsOperands : NativeOpTrait<"BroadcastsOperands"> {
   let cppNamespace = "::mlir::tandem::OpTrait";
 }
 
+/// Every operand and result fits in what one tensor may occupy
+/// (kMaxTensorBytes), so no size or offset overflows downstream.
+def Tandem_AddressableTensors : NativeOpTrait<"AddressableTensors"> {
+  let cppNamespace = "::mlir::tandem::OpTrait";
+}
+
 //===----------------------------------------------------------------------===//
 // Base classes
 //===----------------------------------------------------------------------===//
@@ -58,11 +64,13 @@ def Tandem_BroadcastsOperands : NativeOpTrait<"BroadcastsOperands"> {
 defvar Tandem_OwnWork =
     DeclareOpInterfaceMethods<Tandem_WorkEstimateOpInterface, ["estimateWork"]>;
 
-/// Every tandem op is pure (no side effect but its result) and implements both
-/// placement contracts; `devices` is overridden by ops with a device rule.
+/// Every tandem op is pure (no side effect but its result), implements both
+/// placement contracts (`devices` is overridden by ops with a device rule)
+/// and has tensors of addressable size.
 class Tandem_Op<string mnemonic, list<Trait> traits = [],
                 Trait devices = Tandem_DeviceSupportOpInterface>
-    : Op<Tandem_Dialect, mnemonic, traits # [Pure, devices]>;
+    : Op<Tandem_Dialect, mnemonic,
+         traits # [Pure, devices, Tandem_AddressableTensors]>;
 
 /// An op computing each result element from the matching operand elements
 /// with `flops` operations.

@@ -34,11 +34,21 @@ std::string formatShape(llvm::ArrayRef<int64_t> shape);
 /// Bytes one element of `elementType` occupies in memory (i1 takes a byte).
 int64_t getElementByteSize(Type elementType);
 
-/// Number of elements of a statically shaped type (1 for a scalar).
+/// The most bytes one tensor may occupy: 2^48 (256 TiB), beyond any
+/// machine's memory and far from where sizes and offsets overflow int64.
+constexpr int64_t kMaxTensorBytes = int64_t(1) << 48;
+
+/// Number of elements of a statically shaped type (1 for a scalar);
+/// INT64_MAX if the product overflows.
 int64_t getNumElements(Type type);
 
-/// Bytes a statically shaped tensor or scalar occupies (0 for other types).
+/// Bytes a statically shaped tensor or scalar occupies (0 for other types);
+/// INT64_MAX if that overflows.
 int64_t getNumBytes(Type type);
+
+/// getNumBytes, or std::nullopt if the type takes more than
+/// kMaxTensorBytes (or its size overflows).
+std::optional<int64_t> getCheckedNumBytes(Type type);
 
 } // namespace mlir::tandem
 

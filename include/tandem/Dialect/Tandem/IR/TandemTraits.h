@@ -9,6 +9,7 @@ namespace mlir::tandem::OpTrait {
 
 namespace impl {
 LogicalResult verifyBroadcastsOperands(Operation *op);
+LogicalResult verifyAddressableTensors(Operation *op);
 } // namespace impl
 
 /// The operands' shapes broadcast together (NumPy rules) to exactly the
@@ -19,6 +20,16 @@ class BroadcastsOperands
 public:
   static LogicalResult verifyTrait(Operation *op) {
     return impl::verifyBroadcastsOperands(op);
+  }
+};
+
+/// Every operand and result takes at most kMaxTensorBytes.
+template <typename ConcreteType>
+class AddressableTensors
+    : public ::mlir::OpTrait::TraitBase<ConcreteType, AddressableTensors> {
+public:
+  static LogicalResult verifyTrait(Operation *op) {
+    return impl::verifyAddressableTensors(op);
   }
 };
 

@@ -82,6 +82,9 @@ def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
     Option<"explain", "explain", "bool", "false",
            "Emit a remark per op explaining its device">
   ];
+  // It creates tandem attributes even in a function with no tandem op, and
+  // canonicalization materializes folded constants in arith.
+  let dependentDialects = ["::mlir::tandem::TandemDialect", "::mlir::arith::ArithDialect"];
 }
 
 def InsertTransfers : Pass<"tandem-insert-transfers", "::mlir::ModuleOp"> {
@@ -97,6 +100,8 @@ def InsertTransfers : Pass<"tandem-insert-transfers", "::mlir::ModuleOp"> {
     Copies that are already explicit are kept; an op that reads a value on
     another device than the one it is on is an error naming the operand.
   }];
+  // It creates tandem attributes even in a function with no tandem op.
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
 
 def PlanMemory : Pass<"tandem-plan-memory", "::mlir::ModuleOp"> {
@@ -119,6 +124,8 @@ def PlanMemory : Pass<"tandem-plan-memory", "::mlir::ModuleOp"> {
            "GPU memory budget in bytes, with an optional suffix; default: "
            "the function's tandem.gpu_memory_budget">
   ];
+  // It creates tandem attributes even in a function with no tandem op.
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
 
 def ViewPlacement : Pass<"tandem-view-placement", "::mlir::ModuleOp"> {
@@ -134,6 +141,8 @@ def ViewPlacement : Pass<"tandem-view-placement", "::mlir::ModuleOp"> {
     Option<"file", "file", "std::string", /*default=*/"\"-\"",
            "Where to write the DOT text ('-': standard output)">
   ];
+  // It creates tandem attributes even in a function with no tandem op.
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
 
 #endif // TANDEM_DIALECT_TANDEM_TRANSFORMS_PASSES_TD
