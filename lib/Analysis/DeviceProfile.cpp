@@ -159,6 +159,38 @@ std::optional<DeviceProfile> tandem::getBuiltinProfile(StringRef name) {
 //===----------------------------------------------------------------------===//
 
 namespace {
+/// Bounds on a profile's figures: 1e21 (a zettaflop per second) is above any
+/// rate or bandwidth; 2^50 bytes (1 PiB) above any device's memory.
+constexpr double kMaxFigure = 1e21;
+constexpr int64_t kMaxMemoryBytes = int64_t(1) << 50;
+/// JSON nesting deeper than any profile needs; llvm::json's parser recurses
+/// once per level, so deeper input is refused before it is parsed.
+constexpr int kMaxJsonDepth = 64;
+
+/// Whether `json` nests objects and arrays more than `limit` deep (brackets
+/// inside strings do not count).
+bool nestsDeeperThan(StringRef json, int limit) {
+  int depth = 0;
+  bool inString = false;
+  for (size_t i = 0; i < json.size(); ++i) {
+    char c = json[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '{' || c == '[') {
+      if (++depth > limit)
+        return true;
+    } else if (c == '}' || c == ']') {
+      --depth;
+    }
+  }
+  return false;
+}
+
 /// Reads fields of one JSON object, collecting the first error with its path.
 class FieldReader {
 public:
@@ -166,17 +198,35 @@ public:
               std::string &error)
       : object(object), path(std::move(path)), error(error) {}
 
+  /// A number in [0, kMaxFigure] (positive unless `positive` is false):
+  /// rates, bandwidths, latencies. Beyond that bound a figure is nonsense,
+  /// and its products with work and sizes would overflow the cost model.
   double number(StringRef key, bool positive = true) {
     const llvm::json::Value *value = get(key);
     if (!value)
       return 0;
     std::optional<double> number = value->getAsNumber();
     if (!number || !std::isfinite(*number) || *number < 0 ||
-        (positive && *number == 0)) {
-      fail(key, positive ? "a positive number" : "a non-negative number");
+        (positive && *number == 0) || *number > kMaxFigure) {
+      fail(key, positive ? "a positive number of at most 1e21"
+                         : "a non-negative number of at most 1e21");
       return 0;
     }
     return *number;
+  }
+
+  /// A whole number of bytes in [1, kMaxMemoryBytes].
+  int64_t bytes(StringRef key) {
+    const llvm::json::Value *value = get(key);
+    if (!value)
+      return 0;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 1 ||
+        *number > double(kMaxMemoryBytes) || *number != std::floor(*number)) {
+      fail(key, "a whole number of bytes from 1 to 2^50");
+      return 0;
+    }
+    return static_cast<int64_t>(*number);
   }
 
   std::string string(StringRef key, bool required = true) {
@@ -246,7 +296,7 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
   }
   p.memoryBandwidth = fields.number("memory_bandwidth");
   p.dispatchUs = fields.number("dispatch_us", /*positive=*/false);
-  p.memoryBytes = static_cast<int64_t>(fields.number("memory_bytes"));
+  p.memoryBytes = fields.bytes("memory_bytes");
   return p;
 }
 
@@ -285,6 +335,9 @@ Expected<DeviceProfile> tandem::parseDeviceProfile(StringRef json,
     return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                    "device profile " + origin + ": " + message);
   };
+  if (nestsDeeperThan(json, kMaxJsonDepth))
+    return makeError("malformed JSON: nested more than " +
+                     llvm::Twine(kMaxJsonDepth) + " levels deep");
   Expected<llvm::json::Value> parsed = llvm::json::parse(json);
   if (!parsed)
     return makeError("malformed JSON: " + llvm::toString(parsed.takeError()));

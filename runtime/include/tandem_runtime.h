@@ -36,6 +36,14 @@ int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
                     char *error, int64_t errorSize);
 void tandem_rt_close(TandemRuntime *rt);
 
+/* Opens a runtime into `*slot` unless one is already there (an error that
+ * leaves it as it was). Returns 0 on success. Calls to tandem_rt_infer on one
+ * runtime from several threads run one at a time; closing the last open
+ * runtime stops the runtime's worker threads. */
+int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
+                   const char *strings, const char *weights,
+                   const char *backend, char *error, int64_t errorSize);
+
 /* Base of the arena of `device` (0: CPU, 1: GPU). */
 void *tandem_rt_arena(TandemRuntime *rt, int32_t device);
 

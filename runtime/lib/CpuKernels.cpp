@@ -16,6 +16,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -236,8 +237,8 @@ void storeDouble(DType dtype, void *data, uint64_t i, double value) {
   case DType::F32: static_cast<float *>(data)[i] = float(value); break;
   case DType::F16: static_cast<uint16_t *>(data)[i] = floatToHalf(float(value)); break;
   case DType::BF16: static_cast<uint16_t *>(data)[i] = floatToBf16(float(value)); break;
-  case DType::I64: static_cast<int64_t *>(data)[i] = int64_t(std::trunc(value)); break;
-  case DType::I32: static_cast<int32_t *>(data)[i] = int32_t(std::trunc(value)); break;
+  case DType::I64: static_cast<int64_t *>(data)[i] = floatToInteger<int64_t>(value); break;
+  case DType::I32: static_cast<int32_t *>(data)[i] = floatToInteger<int32_t>(value); break;
   case DType::Bool: static_cast<uint8_t *>(data)[i] = value != 0; break;
   }
 }
@@ -273,20 +274,44 @@ template <typename T> T nanAware(T x, T y, bool max) {
   return max ? std::max(x, y) : std::min(x, y);
 }
 
+/// Integers wrap around; an integer division by zero fails the op.
 template <typename T>
 bool binaryOp(int64_t kind, const TensorView &a, const TensorView &b,
-              const TensorView &out) {
+              const TensorView &out, std::string &error) {
+  constexpr bool integral = std::is_integral_v<T>;
   switch (kind) {
-  case img::kAdd: binary<T>(a, b, out, [](T x, T y) { return T(x + y); }); return true;
-  case img::kSub: binary<T>(a, b, out, [](T x, T y) { return T(x - y); }); return true;
-  case img::kMul: binary<T>(a, b, out, [](T x, T y) { return T(x * y); }); return true;
-  case img::kDiv:
+  case img::kAdd:
     binary<T>(a, b, out, [](T x, T y) {
-      if constexpr (std::is_integral_v<T>)
-        return y == 0 ? T(0) : T(x / y); // truncates toward zero
-      else
-        return x / y;
+      if constexpr (integral) return wrapAdd(x, y); else return x + y;
     });
+    return true;
+  case img::kSub:
+    binary<T>(a, b, out, [](T x, T y) {
+      if constexpr (integral) return wrapSub(x, y); else return x - y;
+    });
+    return true;
+  case img::kMul:
+    binary<T>(a, b, out, [](T x, T y) {
+      if constexpr (integral) return wrapMul(x, y); else return x * y;
+    });
+    return true;
+  case img::kDiv:
+    if constexpr (integral) {
+      std::atomic<bool> anyByZero{false};
+      binary<T>(a, b, out, [&](T x, T y) {
+        bool byZero = false;
+        T q = divideInteger(x, y, byZero);
+        if (byZero)
+          anyByZero.store(true, std::memory_order_relaxed);
+        return q;
+      });
+      if (anyByZero.load()) {
+        error = "integer division by zero";
+        return false;
+      }
+    } else {
+      binary<T>(a, b, out, [](T x, T y) { return x / y; });
+    }
     return true;
   case img::kMaximum: binary<T>(a, b, out, [](T x, T y) { return nanAware(x, y, true); }); return true;
   case img::kMinimum: binary<T>(a, b, out, [](T x, T y) { return nanAware(x, y, false); }); return true;
@@ -345,7 +370,7 @@ bool unaryF32(int64_t kind, const TensorView &x, const TensorView &out) {
   case img::kRsqrt: unary<float>(x, out, [](float v) { return 1.0f / std::sqrt(v); }); return true;
   case img::kTanh: unary<float>(x, out, [](float v) { return fastTanh(v); }, 20); return true;
   case img::kSigmoid: unary<float>(x, out, [](float v) { return 1.0f / (1.0f + std::exp(-v)); }, 40); return true;
-  case img::kRelu: unary<float>(x, out, [](float v) { return v > 0 ? v : 0.0f; }); return true;
+  case img::kRelu: unary<float>(x, out, [](float v) { return reluOf(v); }); return true;
   case img::kGelu: unary<float>(x, out, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); }, 40); return true;
   case img::kSilu: unary<float>(x, out, [](float v) { return v / (1.0f + std::exp(-v)); }, 40); return true;
   default:
@@ -356,9 +381,10 @@ bool unaryF32(int64_t kind, const TensorView &x, const TensorView &out) {
 template <typename T>
 bool unaryInt(int64_t kind, const TensorView &x, const TensorView &out) {
   switch (kind) {
-  case img::kNeg: unary<T>(x, out, [](T v) { return T(-v); }); return true;
-  case img::kAbs: unary<T>(x, out, [](T v) { return T(v < 0 ? -v : v); }); return true;
-  case img::kRelu: unary<T>(x, out, [](T v) { return T(v > 0 ? v : 0); }); return true;
+  case img::kNeg: unary<T>(x, out, [](T v) { return wrapNeg(v); }); return true;
+  // abs(MIN) is MIN, as in NumPy and PyTorch.
+  case img::kAbs: unary<T>(x, out, [](T v) { return v < 0 ? wrapNeg(v) : v; }); return true;
+  case img::kRelu: unary<T>(x, out, [](T v) { return reluOf(v); }); return true;
   default:
     return false;
   }
@@ -696,6 +722,14 @@ void batchNormF32(const std::vector<TensorView> &ops, const TensorView &out,
 /// The common case, reduced axes that are consecutive dimensions: x is
 /// [outer, reduced, inner] and each output element folds one strided run,
 /// in parallel over the outputs. Returns false for other axis sets.
+/// A reduction's running sum; integer sums wrap around.
+template <typename Acc> Acc sum(Acc total, Acc v) {
+  if constexpr (std::is_integral_v<Acc>)
+    return wrapAdd(total, v);
+  else
+    return total + v;
+}
+
 template <typename T, typename Acc>
 bool reduceConsecutive(int64_t kind, const TensorView &x, const TensorView &out,
                        const std::vector<int64_t> &axes) {
@@ -720,7 +754,7 @@ bool reduceConsecutive(int64_t kind, const TensorView &x, const TensorView &out,
         Acc v = Acc(run[r * inner]);
         if constexpr (!std::is_integral_v<T>)
           nan |= v != v;
-        acc = isMax ? std::max(acc, v) : isMin ? std::min(acc, v) : acc + v;
+        acc = isMax ? std::max(acc, v) : isMin ? std::min(acc, v) : sum(acc, v);
       }
       if (kind == img::kReduceMean)
         acc = count ? acc / Acc(count) : Acc(NAN);
@@ -769,7 +803,7 @@ void reduce(int64_t kind, const TensorView &x, const TensorView &out,
     else if (isMin)
       acc[o[0]] = std::min(acc[o[0]], v);
     else
-      acc[o[0]] += v;
+      acc[o[0]] = sum(acc[o[0]], v);
   });
   uint64_t per = countOf(x.shape) / std::max<uint64_t>(outCount, 1);
   T *z = static_cast<T *>(out.data);
@@ -863,8 +897,12 @@ void concat(const std::vector<TensorView> &inputs, const TensorView &out,
   }
 }
 
+/// Slices of `x` along `axis` picked by `indices`. A negative index counts
+/// from the end where `negativeFromEnd` (numpy.take) and is an error
+/// otherwise (torch.nn.functional.embedding).
 bool takeRows(const TensorView &x, const TensorView &indices,
-              const TensorView &out, int64_t axis, std::string &error) {
+              const TensorView &out, int64_t axis, bool negativeFromEnd,
+              std::string &error) {
   int64_t outer, size, inner;
   splitAt(x.shape, axis, outer, size, inner);
   uint64_t picks = countOf(indices.shape);
@@ -875,10 +913,13 @@ bool takeRows(const TensorView &x, const TensorView &indices,
     int64_t index = indices.dtype == DType::I64
                         ? static_cast<const int64_t *>(indices.data)[j]
                         : static_cast<const int32_t *>(indices.data)[j];
-    if (index < 0)
-      index += size; // numpy.take counts negative indices from the end
+    int64_t given = index;
+    if (index < 0 && negativeFromEnd)
+      index += size;
     if (index < 0 || index >= size) {
-      error = "index " + std::to_string(index) + " is out of range [0, " +
+      error = "index " + std::to_string(given) + " is out of range " +
+              (negativeFromEnd ? "[-" + std::to_string(size) + ", "
+                               : std::string("[0, ")) +
               std::to_string(size) + ")";
       return false;
     }
@@ -922,11 +963,12 @@ bool runF32OrInt(int64_t kind, const std::vector<TensorView> &ops,
   switch (kind) {
   case img::kAdd: case img::kSub: case img::kMul: case img::kDiv:
   case img::kMaximum: case img::kMinimum: case img::kPow: {
-    bool done = f32                   ? binaryOp<float>(kind, ops[0], ops[1], out)
-                : dtype == DType::I64 ? binaryOp<int64_t>(kind, ops[0], ops[1], out)
-                : dtype == DType::I32 ? binaryOp<int32_t>(kind, ops[0], ops[1], out)
-                                      : false;
-    return done || unsupported();
+    if (!f32 && dtype != DType::I64 && dtype != DType::I32)
+      return unsupported();
+    bool done = f32                   ? binaryOp<float>(kind, ops[0], ops[1], out, error)
+                : dtype == DType::I64 ? binaryOp<int64_t>(kind, ops[0], ops[1], out, error)
+                                      : binaryOp<int32_t>(kind, ops[0], ops[1], out, error);
+    return done || (!error.empty() ? false : unsupported());
   }
   case img::kCompare:
     switch (ops[0].dtype) {
@@ -1093,13 +1135,13 @@ bool runDataMovement(int64_t kind, const std::vector<TensorView> &ops,
     copyStrided(ops[0], out, broadcastStrides(ops[0].shape, out.shape));
     return true;
   case img::kEmbedding:
-    if (!takeRows(ops[0], ops[1], out, 0, error)) {
+    if (!takeRows(ops[0], ops[1], out, 0, /*negativeFromEnd=*/false, error)) {
       error = "embedding: " + error;
       return false;
     }
     return true;
   case img::kGather:
-    if (!takeRows(ops[0], ops[1], out, a[0], error)) {
+    if (!takeRows(ops[0], ops[1], out, a[0], /*negativeFromEnd=*/true, error)) {
       error = "gather: " + error;
       return false;
     }

@@ -121,18 +121,24 @@ __global__ void binaryFloat(int kind, Layout layout, int64_t n, const T *a,
   }
 }
 
+/// Integers wrap around; a division by zero sets *errorFlag.
 template <typename T>
 __global__ void binaryInt(int kind, Layout layout, int64_t n, const T *a,
-                          const T *b, T *out) {
+                          const T *b, T *out, int *errorFlag) {
   GRID_LOOP(i, n) {
     int64_t o[2];
     offsetsOf(layout, i, 2, o);
     T x = a[o[0]], y = b[o[1]], r = 0;
+    bool byZero = false;
     switch (kind) {
-    case img::kAdd: r = x + y; break;
-    case img::kSub: r = x - y; break;
-    case img::kMul: r = x * y; break;
-    case img::kDiv: r = y == 0 ? T(0) : T(x / y); break;
+    case img::kAdd: r = wrapAdd(x, y); break;
+    case img::kSub: r = wrapSub(x, y); break;
+    case img::kMul: r = wrapMul(x, y); break;
+    case img::kDiv:
+      r = divideInteger(x, y, byZero);
+      if (byZero)
+        *errorFlag = 1;
+      break;
     case img::kMaximum: r = x > y ? x : y; break;
     case img::kMinimum: r = x < y ? x : y; break;
     }
@@ -153,7 +159,7 @@ __global__ void unaryFloat(int kind, int64_t n, const T *x, T *out) {
     case img::kRsqrt: r = rsqrtf(v); break;
     case img::kTanh: r = tanhf(v); break;
     case img::kSigmoid: r = 1.0f / (1.0f + expf(-v)); break;
-    case img::kRelu: r = v > 0 ? v : 0.0f; break;
+    case img::kRelu: r = reluOf(v); break;
     case img::kGelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); break;
     case img::kSilu: r = v / (1.0f + expf(-v)); break;
     }
@@ -165,9 +171,9 @@ template <typename T>
 __global__ void unaryInt(int kind, int64_t n, const T *x, T *out) {
   GRID_LOOP(i, n) {
     T v = x[i];
-    out[i] = kind == img::kNeg ? T(-v)
-             : kind == img::kAbs ? T(v < 0 ? -v : v)
-                                 : T(v > 0 ? v : 0);
+    out[i] = kind == img::kNeg ? wrapNeg(v)
+             : kind == img::kAbs ? (v < 0 ? wrapNeg(v) : v)
+                                 : reluOf(v);
   }
 }
 
@@ -232,8 +238,8 @@ __device__ void storeAny(int dtype, void *data, int64_t i, double v) {
   case 0: static_cast<float *>(data)[i] = float(v); break;
   case 1: static_cast<__half *>(data)[i] = __float2half_rn(float(v)); break;
   case 2: static_cast<__nv_bfloat16 *>(data)[i] = __float2bfloat16_rn(float(v)); break;
-  case 3: static_cast<int64_t *>(data)[i] = int64_t(trunc(v)); break;
-  case 4: static_cast<int32_t *>(data)[i] = int32_t(trunc(v)); break;
+  case 3: static_cast<int64_t *>(data)[i] = floatToInteger<int64_t>(v); break;
+  case 4: static_cast<int32_t *>(data)[i] = floatToInteger<int32_t>(v); break;
   default: static_cast<uint8_t *>(data)[i] = v != 0; break;
   }
 }
@@ -437,14 +443,17 @@ __global__ void argmaxKernel(int64_t outer, int64_t size, int64_t inner,
   }
 }
 
+/// As the CPU's takeRows: a negative index counts from the end only where
+/// `negativeFromEnd` (gather, not embedding).
 __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
                            int64_t picks, const uint8_t *x, const void *indices,
-                           bool wide, uint8_t *out, int item, int *errorFlag) {
+                           bool wide, bool negativeFromEnd, uint8_t *out,
+                           int item, int *errorFlag) {
   GRID_LOOP(e, outer * picks * inner) {
     int64_t k = e % inner, j = (e / inner) % picks, o = e / (inner * picks);
     int64_t index = wide ? static_cast<const int64_t *>(indices)[j]
                          : static_cast<const int32_t *>(indices)[j];
-    if (index < 0)
+    if (index < 0 && negativeFromEnd)
       index += size;
     if (index < 0 || index >= size) {
       *errorFlag = 1;
@@ -459,6 +468,13 @@ __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
 // Dispatch helpers
 //===----------------------------------------------------------------------===//
 
+
+/// Whether a kernel since the last reset set state.errorFlag.
+bool errorFlagged() {
+  int flag = 0;
+  cudaMemcpy(&flag, state.errorFlag, sizeof(int), cudaMemcpyDeviceToHost);
+  return flag != 0;
+}
 
 bool launched(std::string &error) {
   return check(cudaGetLastError(), "kernel launch", error) &&
@@ -623,14 +639,21 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
   case img::kMaximum: case img::kMinimum: case img::kPow: {
     Layout layout = layoutOf(out.shape, {broadcastStrides(ops[0].shape, out.shape),
                                          broadcastStrides(ops[1].shape, out.shape)});
-    if (dtype == DType::I64 && kind != img::kPow)
+    bool integer = dtype == DType::I64 || dtype == DType::I32;
+    if (integer && kind == img::kPow)
+      return unsupported();
+    if (integer)
+      cudaMemset(state.errorFlag, 0, sizeof(int));
+    if (dtype == DType::I64)
       binaryInt<int64_t><<<grid, block>>>(int(kind), layout, n,
           static_cast<const int64_t *>(ops[0].data),
-          static_cast<const int64_t *>(ops[1].data), static_cast<int64_t *>(out.data));
-    else if (dtype == DType::I32 && kind != img::kPow)
+          static_cast<const int64_t *>(ops[1].data), static_cast<int64_t *>(out.data),
+          state.errorFlag);
+    else if (dtype == DType::I32)
       binaryInt<int32_t><<<grid, block>>>(int(kind), layout, n,
           static_cast<const int32_t *>(ops[0].data),
-          static_cast<const int32_t *>(ops[1].data), static_cast<int32_t *>(out.data));
+          static_cast<const int32_t *>(ops[1].data), static_cast<int32_t *>(out.data),
+          state.errorFlag);
     else if (!withFloat(dtype, [&](auto t) {
                using T = decltype(t);
                binaryFloat<T><<<grid, block>>>(int(kind), layout, n,
@@ -638,7 +661,13 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
                    static_cast<const T *>(ops[1].data), static_cast<T *>(out.data));
              }))
       return unsupported();
-    return launched(error);
+    if (!launched(error))
+      return false;
+    if (integer && errorFlagged()) {
+      error = "integer division by zero";
+      return false;
+    }
+    return true;
   }
   case img::kCompare: {
     Layout layout = layoutOf(out.shape, {broadcastStrides(ops[0].shape, out.shape),
@@ -875,14 +904,15 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
     cudaMemset(state.errorFlag, 0, sizeof(int));
     takeKernel<<<grid, block>>>(outer, size, inner, picks,
         static_cast<const uint8_t *>(ops[0].data), ops[1].data,
-        ops[1].dtype == DType::I64, static_cast<uint8_t *>(out.data), item,
-        state.errorFlag);
+        ops[1].dtype == DType::I64, kind == img::kGather,
+        static_cast<uint8_t *>(out.data), item, state.errorFlag);
     if (!launched(error))
       return false;
-    int flag = 0;
-    cudaMemcpy(&flag, state.errorFlag, sizeof(int), cudaMemcpyDeviceToHost);
-    if (flag) {
-      error = "an index is out of range [0, " + std::to_string(size) + ")";
+    if (errorFlagged()) {
+      error = std::string("an index is out of range ") +
+              (kind == img::kGather ? "[-" + std::to_string(size) + ", "
+                                    : std::string("[0, ")) +
+              std::to_string(size) + ")";
       return false;
     }
     return true;

@@ -1,8 +1,11 @@
 //===- Layout.h - row-major layouts shared by the kernels -------*- C++ -*-===//
 //
-// Host-side helpers of the CPU and CUDA kernels: element counts, strides,
+// Helpers of the CPU and CUDA kernels: element counts, strides,
 // broadcasting, splitting a shape at an axis, the double stored in an
-// attribute word, and the comparison predicates.
+// attribute word; and, on the host and in CUDA kernels alike, the
+// arithmetic whose edge cases the two backends must agree on (comparison
+// predicates, integer wrap-around and division, float-to-integer
+// conversion, relu of NaN).
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +16,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #ifdef __CUDACC__
@@ -81,6 +85,61 @@ TANDEM_HOST_DEVICE inline bool comparePredicate(int64_t predicate, T l, T r) {
   case 5: return l >= r;
   }
   return false;
+}
+
+/// Integer x + y, x - y, x * y and -x wrap around in two's complement (as
+/// NumPy and PyTorch do) instead of overflowing, which C++ leaves undefined.
+template <typename T> TANDEM_HOST_DEVICE inline T wrapAdd(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(x) + U(y));
+}
+template <typename T> TANDEM_HOST_DEVICE inline T wrapSub(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(x) - U(y));
+}
+template <typename T> TANDEM_HOST_DEVICE inline T wrapMul(T x, T y) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(x) * U(y));
+}
+template <typename T> TANDEM_HOST_DEVICE inline T wrapNeg(T x) {
+  using U = std::make_unsigned_t<T>;
+  return T(U(0) - U(x));
+}
+
+/// Integer x / y truncated toward zero; MIN / -1 wraps to MIN (NumPy,
+/// PyTorch). Division by zero sets `byZero` (the op then fails) and gives 0.
+template <typename T>
+TANDEM_HOST_DEVICE inline T divideInteger(T x, T y, bool &byZero) {
+  if (y == 0) {
+    byZero = true;
+    return 0;
+  }
+  if (y == T(-1))
+    return wrapNeg(x);
+  return T(x / y);
+}
+
+/// A float converted to an integer type: truncated toward zero, NaN to 0,
+/// values beyond the type's range saturate (as XLA and the GPU's own
+/// conversion instructions do; a plain C++ cast is undefined there).
+template <typename T> TANDEM_HOST_DEVICE inline T floatToInteger(double v) {
+  using U = std::make_unsigned_t<T>;
+  // (Spelled without std::numeric_limits, which CUDA device code lacks.)
+  const T largest = T(U(~U(0)) >> 1), smallest = T(-largest - 1);
+  // 2^(bits-1) is exact in a double; the largest T is not.
+  const double limit = double(U(1) << (sizeof(T) * 8 - 1));
+  if (v != v)
+    return 0;
+  if (v >= limit)
+    return largest;
+  if (v <= -limit)
+    return smallest;
+  return T(v); // truncates toward zero
+}
+
+/// relu: max(v, 0) that keeps NaN (NumPy's maximum, PyTorch's relu).
+template <typename T> TANDEM_HOST_DEVICE inline T reluOf(T v) {
+  return v > T(0) || v != v ? v : T(0);
 }
 
 } // namespace tandem::rt

@@ -11,6 +11,8 @@
 
 #include "CpuKernels.h"
 #include "CudaBackend.h"
+#include "FileBytes.h"
+#include "ThreadPool.h"
 #include "tandem/runtime/ModelImage.h"
 #include "tandem/runtime/Npy.h"
 #include "tandem/runtime/Safetensors.h"
@@ -19,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cerrno>
@@ -26,6 +29,8 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <vector>
@@ -213,6 +218,7 @@ struct TandemRuntime {
   std::string failure;
   int64_t budget = 0;
   bool useCuda = false;
+  std::mutex callMutex; // held by each tandem_rt_infer and by close
 };
 
 namespace {
@@ -263,6 +269,10 @@ bool parseUnsigned(const char *text, uint64_t &value) {
   return true;
 }
 
+/// --repeat's bound: a billion runs is more than any profile needs, and
+/// keeps the counts of calls far from overflowing.
+constexpr uint64_t kMaxRepeat = 1000000000;
+
 Options parseOptions(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
@@ -288,10 +298,17 @@ Options parseOptions(int argc, char **argv) {
         options.randomWeights = number;
       else if (flag == "--random-inputs")
         options.randomInputs = number;
-      else if (flag == "--repeat")
-        options.repeat = std::max<int64_t>(1, number);
-      else
-        options.gpuMemory = number;
+      else if (flag == "--repeat") {
+        if (number < 1 || number > kMaxRepeat)
+          fatal("--repeat takes 1 to " + std::to_string(kMaxRepeat) +
+                " runs, got " + text);
+        options.repeat = int64_t(number);
+      } else {
+        if (number > uint64_t(INT64_MAX))
+          fatal(std::string("--gpu-memory ") + text +
+                " is beyond any GPU's memory (at most 2^63-1 bytes)");
+        options.gpuMemory = int64_t(number);
+      }
     } else if (flag == "--device-backend") {
       options.backend = value();
       if (options.backend != "sim" && options.backend != "auto" &&
@@ -524,18 +541,34 @@ void tearDown(TandemRuntime &rt) {
   rt.arenas = {nullptr, nullptr};
 }
 
-void writeOutputs(TandemRuntime &rt) {
-  if (rt.options.outputDir.empty())
-    return;
-  mkdir(rt.options.outputDir.c_str(), 0755);
+/// Writes result<k>.npy for every output, all or none: each is written to a
+/// temporary name first, and only when all are written are they renamed
+/// into place.
+/// (Returns the error rather than exiting, so that the staged files are
+/// removed on the way out.)
+std::string writeOutputs(TandemRuntime &rt) {
+  const std::string &folder = rt.options.outputDir;
+  if (folder.empty())
+    return "";
+  struct stat info;
+  if (mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST)
+    return "--output-dir: cannot make '" + folder + "': " +
+           std::strerror(errno);
+  if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
+    return "--output-dir: '" + folder + "' is not a directory";
+  StagedWrites files;
+  std::string error;
   for (size_t k = 0; k < rt.image.outputs.size(); ++k) {
     const TensorDesc &desc = rt.image.outputs[k];
-    std::string path =
-        rt.options.outputDir + "/result" + std::to_string(k) + ".npy";
-    std::string error;
-    if (!writeNpy(path, desc.dtype, desc.shape, rt.outputs[k], error))
-      fatal(error);
+    std::string path = folder + "/result" + std::to_string(k) + ".npy";
+    std::string temp = files.stage(path, error);
+    if (temp.empty() ||
+        !writeNpy(temp, desc.dtype, desc.shape, rt.outputs[k], error))
+      return "output " + std::to_string(k) + ": " + error;
   }
+  if (!files.commit(error))
+    return error;
+  return "";
 }
 
 /// A JSON string literal.
@@ -555,15 +588,36 @@ std::string quote(const std::string &text) {
   return out + "\"";
 }
 
-FILE *openOutput(const std::string &path) {
-  FILE *file = std::fopen(path.c_str(), "w");
-  if (!file)
-    fatal("cannot write '" + path + "': " + std::strerror(errno));
-  return file;
+/// A text report (--profile-json, --trace) written whole or not at all:
+/// `write` prints it, and a write error (a full disk) is fatal and leaves
+/// any earlier file in place.
+template <typename F>
+void writeReport(const std::string &flag, const std::string &path, F write) {
+  std::string error;
+  {
+    StagedWrites files; // removes its file unless committed
+    std::string temp = files.stage(path, error);
+    FILE *f = temp.empty() ? nullptr : std::fopen(temp.c_str(), "w");
+    if (!temp.empty() && !f)
+      error = "cannot write '" + path + "': " + std::strerror(errno);
+    if (f) {
+      write(f);
+      errno = 0;
+      bool ok = !std::ferror(f) && std::fflush(f) == 0;
+      int cause = errno;
+      ok &= std::fclose(f) == 0;
+      if (!ok)
+        error = "cannot write '" + path + "': " +
+                std::strerror(cause ? cause : errno ? errno : EIO);
+      else
+        files.commit(error);
+    }
+  }
+  if (!error.empty())
+    fatal(flag + ": " + error);
 }
 
-void writeProfileJson(TandemRuntime &rt, double totalSeconds) {
-  FILE *f = openOutput(rt.options.profileJson);
+void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
   std::fprintf(f,
                "{\n  \"total_us\": %.3f,\n  \"runs\": %lld,\n  \"load_us\": %.3f,\n"
                "  \"gpu_arena_bytes\": %lld,\n  \"gpu_budget_bytes\": %lld,\n"
@@ -590,13 +644,16 @@ void writeProfileJson(TandemRuntime &rt, double totalSeconds) {
     first = false;
   }
   std::fprintf(f, "\n  ]\n}\n");
-  std::fclose(f);
+}
+
+void writeProfileJson(TandemRuntime &rt, double totalSeconds) {
+  writeReport("--profile-json", rt.options.profileJson,
+              [&](FILE *f) { printProfileJson(rt, totalSeconds, f); });
 }
 
 /// A Chrome/Perfetto trace: one complete event per op execution, one track
 /// per device.
-void writeTrace(TandemRuntime &rt) {
-  FILE *f = openOutput(rt.options.trace);
+void printTrace(TandemRuntime &rt, FILE *f) {
   std::fprintf(f, "{\"traceEvents\": [\n");
   std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
                   "\"tid\": 0, \"args\": {\"name\": \"cpu\"}},\n");
@@ -609,7 +666,11 @@ void writeTrace(TandemRuntime &rt) {
                  quote(event.name).c_str(), (long long)event.device,
                  event.start * 1e6, event.seconds * 1e6);
   std::fprintf(f, "\n]}\n");
-  std::fclose(f);
+}
+
+void writeTrace(TandemRuntime &rt) {
+  writeReport("--trace", rt.options.trace,
+              [&](FILE *f) { printTrace(rt, f); });
 }
 
 void listDevices() {
@@ -645,11 +706,38 @@ void printProfile(TandemRuntime &rt, double totalSeconds) {
   }
 }
 
-} // namespace
 
-extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
-                              const char *strings,
-                              void (*run)(TandemRuntime *)) {
+/// The files the run will write can be written: found out before the run,
+/// not after it.
+void checkOutputs(const Options &options) {
+  std::string error;
+  if (!options.profileJson.empty() &&
+      !checkOutputPath(options.profileJson, error))
+    fatal("--profile-json: " + error);
+  if (!options.trace.empty() && !checkOutputPath(options.trace, error))
+    fatal("--trace: " + error);
+  struct stat info;
+  if (!options.outputDir.empty() &&
+      stat(options.outputDir.c_str(), &info) == 0 && !S_ISDIR(info.st_mode))
+    fatal("--output-dir: '" + options.outputDir + "' is not a directory");
+}
+
+/// A message for an exception escaping the runtime (memory exhausted).
+std::string describeException(std::exception_ptr exception) {
+  try {
+    std::rethrow_exception(exception);
+  } catch (const std::bad_alloc &) {
+    return "out of host memory (the model's buffers, inputs or weights do "
+           "not fit)";
+  } catch (const std::exception &e) {
+    return std::string("internal error: ") + e.what();
+  } catch (...) {
+    return "internal error: an unknown exception";
+  }
+}
+
+int runMain(int argc, char **argv, const int64_t *image, const char *strings,
+            void (*run)(TandemRuntime *)) {
   TandemRuntime rt;
   if (!decodeImage(image, strings, rt.image))
     fatal("the model image is corrupt or from another version of Tandem");
@@ -658,6 +746,7 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
     listDevices();
     return 0;
   }
+  checkOutputs(rt.options);
   double loadStart = now();
   std::string error;
   if (!setUp(rt, error))
@@ -681,7 +770,8 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
   double total = now() - start;
   if (!rt.failure.empty())
     fatal(rt.failure);
-  writeOutputs(rt);
+  if (std::string failed = writeOutputs(rt); !failed.empty())
+    fatal(failed);
   if (rt.options.profile)
     printProfile(rt, total);
   if (!rt.options.profileJson.empty())
@@ -690,6 +780,18 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
     writeTrace(rt);
   tearDown(rt);
   return 0;
+}
+
+} // namespace
+
+extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
+                              const char *strings,
+                              void (*run)(TandemRuntime *)) {
+  try {
+    return runMain(argc, argv, image, strings, run);
+  } catch (...) {
+    fatal(describeException(std::current_exception()));
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -704,11 +806,13 @@ static void setError(char *buffer, int64_t size, const std::string &message) {
   buffer[length] = '\0';
 }
 
-extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
-                                         const char *strings,
-                                         const char *weights,
-                                         const char *backend, char *error,
-                                         int64_t errorSize) {
+/// Runtimes open in this library; the last one closed stops the kernels'
+/// worker threads, so that a library can be unloaded leaving nothing behind.
+static std::atomic<int> openRuntimes{0};
+
+static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
+                                  const char *weights, const char *backend,
+                                  char *error, int64_t errorSize) {
   auto rt = std::make_unique<TandemRuntime>();
   if (!decodeImage(image, strings, rt->image)) {
     setError(error, errorSize,
@@ -734,18 +838,41 @@ extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
     tearDown(*rt);
     return nullptr;
   }
+  ++openRuntimes;
   return rt.release();
 }
 
-extern "C" int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
-                               const void *const *inputs,
-                               void *const *outputs, char *error,
-                               int64_t errorSize) {
-  if (!rt) {
-    setError(error, errorSize, "the model is not loaded: call "
-                               "tandem_model_load first");
+extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
+                                         const char *strings,
+                                         const char *weights,
+                                         const char *backend, char *error,
+                                         int64_t errorSize) {
+  try {
+    return openRuntime(image, strings, weights, backend, error, errorSize);
+  } catch (...) {
+    setError(error, errorSize, describeException(std::current_exception()));
+    return nullptr;
+  }
+}
+
+extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
+                              const char *strings, const char *weights,
+                              const char *backend, char *error,
+                              int64_t errorSize) {
+  // One model per library (the CUDA backend's state is the library's): a
+  // second load is refused and leaves the loaded model as it was.
+  if (*slot) {
+    setError(error, errorSize, "a model is already loaded: call "
+                               "tandem_model_unload first");
     return 1;
   }
+  *slot = tandem_rt_open(image, strings, weights, backend, error, errorSize);
+  return *slot ? 0 : 1;
+}
+
+static int infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
+                 const void *const *inputs, void *const *outputs, char *error,
+                 int64_t errorSize) {
   for (size_t k = 0; k < rt->inputData.size(); ++k)
     std::memcpy(rt->inputData[k].data(), inputs[k], rt->inputData[k].size());
   rt->failure.clear();
@@ -759,11 +886,36 @@ extern "C" int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
   return 0;
 }
 
+extern "C" int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
+                               const void *const *inputs,
+                               void *const *outputs, char *error,
+                               int64_t errorSize) {
+  if (!rt) {
+    setError(error, errorSize, "the model is not loaded: call "
+                               "tandem_model_load first");
+    return 1;
+  }
+  // Calls from several threads take turns: a runtime's arenas and its
+  // input and output slots serve one call at a time.
+  std::lock_guard<std::mutex> lock(rt->callMutex);
+  try {
+    return infer(rt, run, inputs, outputs, error, errorSize);
+  } catch (...) {
+    setError(error, errorSize, describeException(std::current_exception()));
+    return 1;
+  }
+}
+
 extern "C" void tandem_rt_close(TandemRuntime *rt) {
   if (!rt)
     return;
-  tearDown(*rt);
+  {
+    std::lock_guard<std::mutex> lock(rt->callMutex); // no call in flight
+    tearDown(*rt);
+  }
   delete rt;
+  if (--openRuntimes == 0)
+    stopWorkers();
 }
 
 extern "C" void *tandem_rt_arena(TandemRuntime *rt, int32_t device) {

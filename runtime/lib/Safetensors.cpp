@@ -2,8 +2,10 @@
 
 #include "tandem/runtime/Safetensors.h"
 
+#include "FileBytes.h"
 #include "Json.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -83,14 +85,12 @@ void SafetensorsFile::unmap() {
 
 bool SafetensorsFile::open(const std::string &path, std::string &error) {
   unmap();
-  int fd = ::open(path.c_str(), O_RDONLY);
-  if (fd < 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
+  int fd = openRegularFile(path, error);
+  if (fd < 0)
     return false;
-  }
   struct stat info;
-  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    error = "'" + path + "' is not a regular file";
+  if (fstat(fd, &info) != 0) {
+    error = "cannot read '" + path + "': " + std::strerror(errno);
     ::close(fd);
     return false;
   }
@@ -216,6 +216,23 @@ bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
     entry.data = data + offsets[0];
     entry.bytes = length;
     entries.emplace(name, std::move(entry));
+  }
+  // Two tensors sharing bytes would alias: writing one through a mapping or
+  // a copy would change the other. The format forbids it.
+  std::vector<std::pair<const SafetensorsEntry *, const std::string *>> spans;
+  for (const auto &[name, entry] : entries)
+    if (entry.bytes > 0)
+      spans.push_back({&entry, &name});
+  std::sort(spans.begin(), spans.end(), [](const auto &a, const auto &b) {
+    return a.first->data < b.first->data;
+  });
+  for (size_t i = 1; i < spans.size(); ++i) {
+    const SafetensorsEntry &before = *spans[i - 1].first;
+    if (before.data + before.bytes > spans[i].first->data) {
+      error = "tensors '" + *spans[i - 1].second + "' and '" +
+              *spans[i].second + "' overlap in the data section";
+      return false;
+    }
   }
   return true;
 }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -36,6 +37,8 @@ public:
   size_t size() const { return workers.size() + 1; }
 
   void run(int64_t chunks, const std::function<void(int64_t)> &task) {
+    // One loop at a time: two threads running models share the workers.
+    std::lock_guard<std::mutex> turn(runMutex);
     {
       std::lock_guard<std::mutex> lock(mutex);
       current = &task;
@@ -85,7 +88,7 @@ private:
   }
 
   std::vector<std::thread> workers;
-  std::mutex mutex;
+  std::mutex runMutex, mutex;
   std::condition_variable wake, done;
   const std::function<void(int64_t)> *current = nullptr;
   int64_t next = 0, total = 0, remaining = 0;
@@ -93,9 +96,14 @@ private:
   bool stopping = false;
 };
 
+std::mutex poolMutex;
+std::unique_ptr<Pool> instance; // started on first use
+
 Pool &pool() {
-  static Pool instance;
-  return instance;
+  std::lock_guard<std::mutex> lock(poolMutex);
+  if (!instance)
+    instance = std::make_unique<Pool>();
+  return *instance;
 }
 
 } // namespace
@@ -117,4 +125,9 @@ void tandem::rt::parallelFor(int64_t count, int64_t costPerItem,
     int64_t begin = chunk * step;
     body(begin, std::min(count, begin + step));
   });
+}
+
+void tandem::rt::stopWorkers() {
+  std::lock_guard<std::mutex> lock(poolMutex);
+  instance.reset();
 }

@@ -15,6 +15,11 @@ namespace tandem::rt {
 void parallelFor(int64_t count, int64_t costPerItem,
                  const std::function<void(int64_t, int64_t)> &body);
 
+/// Stops the worker threads (they start again on the next parallelFor):
+/// what unloading a compiled model's library needs. No parallelFor may be
+/// running.
+void stopWorkers();
+
 } // namespace tandem::rt
 
 #endif // TANDEM_RUNTIME_LIB_THREADPOOL_H

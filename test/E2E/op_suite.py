@@ -4,7 +4,9 @@ Each case is a one- or few-op model; it is compiled twice (all ops on the
 CPU; all on the GPU, run on the sim backend) and its outputs compared with a
 NumPy reference. Tolerances: f32 rtol = atol = 1e-5 (1e-4 for GEMM-like and
 normalizing ops, which sum many products), f16 1e-3 relative, bf16 through
-casts 1e-2; integers and masks exactly.
+casts 1e-2; integers and masks exactly; NaN must meet NaN and infinities
+their own sign (the "special values" cases feed NaN, ±inf and -0 to every
+op where NumPy/PyTorch define what comes out).
 
 Usage: op_suite.py TANDEM_COMPILE WORKDIR [CASE-NAME-SUBSTRING] [BACKEND]
 BACKEND (default sim) runs the GPU-placed ops: sim or cuda.
@@ -311,6 +313,116 @@ case("gelu bf16", [f32(8)],
      tol=1e-2)
 
 
+# Special values: NaN propagates and infinities behave as in NumPy and
+# PyTorch, on both backends.
+nan, inf = np.float32(np.nan), np.float32(np.inf)
+special = np.array([[nan, 1.5, -2.0, inf], [-inf, -0.0, 0.0, 3.0],
+                    [2.0, nan, -inf, 1.0]], np.float32)
+with np.errstate(all="ignore"):
+    for op, fn in [
+            ("neg", np.negative), ("abs", np.abs), ("exp", np.exp),
+            ("log", np.log), ("sqrt", np.sqrt),
+            ("rsqrt", lambda v: 1 / np.sqrt(v)), ("tanh", np.tanh),
+            ("sigmoid", lambda v: 1 / (1 + np.exp(-v))),
+            # NumPy's maximum keeps NaN, as PyTorch's relu does.
+            ("relu", lambda v: np.maximum(v, np.float32(0))),
+            ("gelu", lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2)))),
+            ("silu", lambda v: v / (1 + np.exp(-v)))]:
+        case(f"{op} special values", [special],
+             f"  %r = tandem.{op} %a0 : tensor<3x4xf32>", "tensor<3x4xf32>",
+             lambda v, fn=fn: np.asarray(fn(v.astype(np.float64))).astype(np.float32))
+    other = np.array([1.0, nan, -inf, -0.0], np.float32)
+    for op, fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
+                   ("div", np.divide), ("maximum", np.maximum),
+                   ("minimum", np.minimum), ("pow", np.power)]:
+        case(f"{op} special values", [special, other],
+             f"  %r = tandem.{op} %a0, %a1 : tensor<3x4xf32>, tensor<4xf32> -> tensor<3x4xf32>",
+             "tensor<3x4xf32>", lambda a, b, fn=fn: fn(a, b))
+for predicate, fn in [("eq", np.equal), ("ne", np.not_equal), ("lt", np.less),
+                      ("ge", np.greater_equal)]:
+    case(f"compare {predicate} special values", [special, other],
+         f"  %r = tandem.compare {predicate}, %a0, %a1 : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3x4xi1>",
+         "tensor<3x4xi1>", lambda a, b, fn=fn: fn(a, b))
+for op, fn in [("reduce_max", np.max), ("reduce_min", np.min),
+               ("reduce_sum", np.sum), ("reduce_mean", np.mean)]:
+    case(f"{op} special values", [special],
+         f"  %r = tandem.{op} %a0 {{axes = array<i64: 1>}} : tensor<3x4xf32> -> tensor<3xf32>",
+         "tensor<3xf32>", lambda v, fn=fn: fn(v, axis=1))
+    case(f"{op} special values, strided axis", [special],
+         f"  %r = tandem.{op} %a0 {{axes = array<i64: 0>}} : tensor<3x4xf32> -> tensor<4xf32>",
+         "tensor<4xf32>", lambda v, fn=fn: fn(v, axis=0))
+case("argmax special values", [special],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<3x4xf32> -> tensor<3xi64>",
+     "tensor<3xi64>", lambda v: v.argmax(1))
+masked = np.array([[0.5, -inf, 1.0, -inf], [2.0, 1.0, -inf, 0.0],
+                   [nan, 1.0, 2.0, 3.0]], np.float32)
+with np.errstate(all="ignore"):
+    case("softmax masked with -inf and NaN", [masked],
+         "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<3x4xf32>",
+         "tensor<3x4xf32>", lambda v: softmax(v, 1))
+pooled = np.array([[[[1.0, nan, 2.0, 3.0], [0.0, -1.0, inf, 1.0],
+                     [-inf, -inf, 4.0, 5.0], [-inf, -inf, 6.0, nan]]]],
+                  np.float32)
+case("max_pool2d special values", [pooled],
+     "  %r = tandem.max_pool2d %a0 {kernel = array<i64: 2, 2>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>",
+     "tensor<1x1x2x2xf32>", lambda v: pool_reference(v, 2, 2, 0, "max"))
+case("avg_pool2d special values", [pooled],
+     "  %r = tandem.avg_pool2d %a0 {kernel = array<i64: 2, 2>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>",
+     "tensor<1x1x2x2xf32>", lambda v: pool_reference(v, 2, 2, 0, "avg"))
+
+
+def saturating_cast(v, dtype):
+    """Float to integer as the dialect defines it: truncate, NaN to 0,
+    saturate beyond the range (XLA's convert; C++ leaves it undefined)."""
+    info = np.iinfo(dtype)
+    limit = 2.0 ** (info.bits - 1)
+    w = v.astype(np.float64)
+    out = np.zeros(w.shape, dtype)
+    inside = (w > -limit) & (w < limit)  # NaN is neither
+    out[inside] = np.trunc(w[inside]).astype(dtype)
+    out[w >= limit] = info.max
+    out[w <= -limit] = info.min
+    return out
+
+
+casts = np.array([nan, inf, -inf, 3e9, -3e9, 1e19, -1e19, -2.7, 2.7, -0.0],
+                 np.float32)
+case("cast f32 to i32 special values", [casts],
+     "  %r = tandem.cast %a0 : tensor<10xf32> -> tensor<10xi32>",
+     "tensor<10xi32>", lambda v: saturating_cast(v, np.int32))
+case("cast f32 to i64 special values", [casts],
+     "  %r = tandem.cast %a0 : tensor<10xf32> -> tensor<10xi64>",
+     "tensor<10xi64>", lambda v: saturating_cast(v, np.int64))
+case("cast f32 to i1 special values", [casts],
+     "  %r = tandem.cast %a0 : tensor<10xf32> -> tensor<10xi1>",
+     "tensor<10xi1>", lambda v: v != 0)
+
+# Integer edge values wrap around in two's complement, as in NumPy and
+# PyTorch: MIN / -1 and -MIN are MIN, abs(MIN) is MIN.
+for bits, dtype in [(32, np.int32), (64, np.int64)]:
+    lowest, highest = np.iinfo(dtype).min, np.iinfo(dtype).max
+    edge = np.array([lowest, highest, -7, 7, lowest], dtype)
+    by = np.array([-1, 1, 2, -2, 1], dtype)
+    t_ = f"tensor<5xi{bits}>"
+    with np.errstate(all="ignore"):
+        case(f"div i{bits} edge values", [edge, by],
+             f"  %r = tandem.div %a0, %a1 : {t_}", t_,
+             lambda a, b: np.array([a[0], a[1], -3, -3, a[4]], a.dtype))
+        case(f"add i{bits} wraps", [edge, by],
+             f"  %r = tandem.add %a0, %a1 : {t_}", t_, lambda a, b: a + b)
+        case(f"sub i{bits} wraps", [edge, by],
+             f"  %r = tandem.sub %a0, %a1 : {t_}", t_, lambda a, b: a - b)
+        case(f"mul i{bits} wraps", [edge, edge],
+             f"  %r = tandem.mul %a0, %a1 : {t_}", t_, lambda a, b: a * b)
+        case(f"neg i{bits} of MIN", [edge],
+             f"  %r = tandem.neg %a0 : {t_}", t_, np.negative)
+        case(f"abs i{bits} of MIN", [edge],
+             f"  %r = tandem.abs %a0 : {t_}", t_, np.abs)
+        case(f"reduce_sum i{bits} wraps", [edge],
+             f"  %r = tandem.reduce_sum %a0 {{axes = array<i64: 0>}} : {t_} -> tensor<i{bits}>",
+             f"tensor<i{bits}>", lambda v: v.sum(dtype=v.dtype))
+
+
 def main():
     compiler, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
@@ -324,7 +436,8 @@ def main():
         model = os.path.join(directory, "model.mlir")
         with open(model, "w") as f:
             f.write(mlir)
-        expected = np.asarray(reference(*inputs))
+        with np.errstate(all="ignore"):  # NaN and inf are expected here
+            expected = np.asarray(reference(*inputs))
         for strategy in ("all-cpu", "all-gpu"):
             binary = os.path.join(directory, strategy)
             compiled = subprocess.run(
@@ -345,7 +458,7 @@ def main():
                 rtol = max(tol, 1e-7)
                 ok = actual.shape == expected.shape and np.allclose(
                     actual.astype(np.float64), expected.astype(np.float64),
-                    rtol=rtol, atol=rtol)
+                    rtol=rtol, atol=rtol, equal_nan=True)
             failures += not ok
             if not ok:
                 print(f"{name} [{strategy}]: FAILED\n got {actual}\n want {want}")

@@ -590,7 +590,8 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
       return builder.create<LLVM::LLVMFuncOp>(
           loc, name, LLVM::LLVMFunctionType::get(result, args));
     };
-    auto rtOpen = declare("tandem_rt_open", ptr, {ptr, ptr, ptr, ptr, ptr, i64});
+    auto rtLoad =
+        declare("tandem_rt_load", i32, {ptr, ptr, ptr, ptr, ptr, ptr, i64});
     auto rtInfer = declare("tandem_rt_infer", i32, {ptr, ptr, ptr, ptr, ptr, i64});
     auto rtClose = declare("tandem_rt_close", voidType, {ptr});
     // The handle of the loaded model; null until tandem_model_load.
@@ -608,21 +609,19 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
     auto load = declare("tandem_model_load", i32, {ptr, ptr, ptr, i64});
     Block *entry = load.addEntryBlock(builder);
     builder.setInsertionPointToStart(entry);
-    Value rt = builder
-                   .create<LLVM::CallOp>(
-                       loc, rtOpen,
-                       ValueRange{builder.create<LLVM::AddressOfOp>(loc, image),
-                                  builder.create<LLVM::AddressOfOp>(loc, strings),
-                                  entry->getArgument(0), entry->getArgument(1),
-                                  entry->getArgument(2), entry->getArgument(3)})
-                   .getResult();
-    builder.create<LLVM::StoreOp>(
-        loc, rt, builder.create<LLVM::AddressOfOp>(loc, handle));
-    Value failed = builder.create<LLVM::ICmpOp>(
-        loc, LLVM::ICmpPredicate::eq, rt,
-        builder.create<LLVM::ZeroOp>(loc, ptr));
-    builder.create<LLVM::ReturnOp>(
-        loc, builder.create<LLVM::ZExtOp>(loc, i32, failed).getResult());
+    // The runtime stores the handle only on success: a failed load leaves
+    // a loaded model as it was.
+    Value loaded =
+        builder
+            .create<LLVM::CallOp>(
+                loc, rtLoad,
+                ValueRange{builder.create<LLVM::AddressOfOp>(loc, handle),
+                           builder.create<LLVM::AddressOfOp>(loc, image),
+                           builder.create<LLVM::AddressOfOp>(loc, strings),
+                           entry->getArgument(0), entry->getArgument(1),
+                           entry->getArgument(2), entry->getArgument(3)})
+            .getResult();
+    builder.create<LLVM::ReturnOp>(loc, loaded);
 
     builder.setInsertionPointToEnd(getOperation().getBody());
     auto infer = declare("tandem_model_infer", i32, {ptr, ptr, ptr, i64});
