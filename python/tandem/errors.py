@@ -1,4 +1,7 @@
-"""The exceptions the frontend raises: each says what went wrong and where."""
+"""The exceptions the frontend raises: each says what went wrong and where.
+
+A wrong argument to a public call (a wrong type or value) raises the error
+class of the call it was given to, and the message names the argument."""
 
 
 class TandemError(Exception):
@@ -7,13 +10,17 @@ class TandemError(Exception):
 
 class ExportError(TandemError):
     """The module cannot be expressed in the tandem dialect (an unsupported
-    op, dynamic shapes, data-dependent control flow, non-tensor outputs...).
-    Nothing is written when it is raised."""
+    op, dynamic shapes, data-dependent control flow, non-tensor outputs...),
+    export() or device_guard() was given a wrong argument, or the files
+    cannot be written. Nothing is written when it is raised."""
 
 
 class CompileError(TandemError):
-    """tandem-compile refused the exported model or could not be found."""
+    """compile() was given a wrong option or an unusable workdir, or
+    tandem-compile could not be found, could not run, refused the model or
+    did not write what it should have."""
 
 
 class RuntimeFailure(TandemError):
-    """The compiled model refused to load or to run (its message says why)."""
+    """The compiled model refused to load or to run, or was called with
+    wrong inputs (its message says why)."""

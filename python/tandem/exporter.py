@@ -9,8 +9,11 @@ location of the model's source line that made it, and the module path
 succeeded.
 """
 import contextlib
+import inspect
 import os
+import sysconfig
 import tempfile
+import threading
 import traceback
 
 import torch
@@ -25,17 +28,46 @@ from .weights import is_supported, write_safetensors
 PIN_KEY = "tandem_pin"
 
 
-@contextlib.contextmanager
+MAX_GPU_ORDINAL = (1 << 31) - 1
+# torch.export keeps global state while it traces (the fake-tensor mode
+# stack, node-meta annotations): one export at a time in this process.
+TRACE_LOCK = threading.RLock()
+
+
+def check_device(device) -> str:
+    """`device` as device_guard takes it ("cpu", "gpu", "gpu:N"), in its
+    canonical spelling, or an ExportError naming the argument."""
+    if not isinstance(device, str):
+        raise ExportError(f"device_guard: device must be a string ('cpu', 'gpu' or "
+                          f"'gpu:N'), got {type(device).__name__}")
+    kind, sep, ordinal = device.partition(":")
+    if kind == "cpu" and not sep:
+        return device
+    if kind == "gpu" and not sep:
+        return device
+    if (kind == "gpu" and ordinal.isascii() and ordinal.isdigit()
+            and int(ordinal) <= MAX_GPU_ORDINAL):
+        return f"gpu:{int(ordinal)}"
+    raise ExportError(f"device_guard: unknown device {device!r}: expected 'cpu', "
+                      f"'gpu' or 'gpu:N' (N from 0 to {MAX_GPU_ORDINAL})")
+
+
 def device_guard(device: str = "cpu"):
     """Ops traced inside run on `device` ("cpu", "gpu" or "gpu:N"): they carry
     `tandem.pin`, which placement never overrides (PaddlePaddle's
-    device_guard). Outside an export it does nothing."""
-    mlir.device(device)  # rejects unknown names now, not at export
+    device_guard). Outside an export it does nothing. A wrong device is an
+    ExportError when device_guard is called, not at export."""
+    device = check_device(device)
     annotate = getattr(torch.fx.traceback, "annotate", None)
     if annotate is None:
         raise ExportError("tandem.device_guard needs a PyTorch with "
                           "torch.fx.traceback.annotate; this is PyTorch "
                           f"{torch.__version__}")
+    return _pinned(annotate, device)
+
+
+@contextlib.contextmanager
+def _pinned(annotate, device):
     with annotate({PIN_KEY: device}):
         yield
 
@@ -88,12 +120,28 @@ def explain_trace_failure(module, error) -> str:
     return f"torch.export cannot trace {name}{where}: {kind}: {first}"
 
 
+# Frames of these folders are never the model's own line: PyTorch, this
+# package and Python's standard library (inspect, contextlib...), though
+# installed packages (torchvision) are.
+NOT_THE_MODEL = tuple(os.path.join(folder, "") for folder in (
+    TORCH_DIR, os.path.dirname(os.path.abspath(__file__))))
+STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
+
+
+def is_model_frame(filename: str) -> bool:
+    if filename.startswith(NOT_THE_MODEL) or filename.startswith("<"):
+        return False
+    if filename.startswith(STDLIB):
+        rest = filename[len(STDLIB):]
+        return rest.startswith(("site-packages", "dist-packages"))
+    return True
+
+
 def failing_line(error) -> str:
     """` at file:line (code)` for the model's innermost frame in the
     exception's traceback, or ''."""
     own = [frame for frame in traceback.extract_tb(error.__traceback__)
-           if not frame.filename.startswith(TORCH_DIR)
-           and not frame.filename.startswith(os.path.dirname(__file__))]
+           if is_model_frame(frame.filename)]
     if not own:
         return ""
     frame = own[-1]
@@ -213,9 +261,12 @@ class Exporter:
 def export(module: torch.nn.Module, example_args, prefix: str):
     """Writes `prefix.mlir` and `prefix.safetensors`; returns both paths.
 
-    `example_args` is a tensor or a tuple of tensors: the shapes and dtypes
-    `@main` takes. Raises ExportError (and writes nothing) when the module
-    cannot be exported."""
+    `example_args` is a tensor or a tuple (or list) of tensors: the shapes
+    and dtypes `@main` takes. `prefix` is a path (str or os.PathLike) with
+    the file name's stem, e.g. "out/model". Raises ExportError (and writes
+    nothing) when the module cannot be exported, an argument is wrong or the
+    files cannot be written."""
+    prefix = check_prefix(prefix)
     export_model(module, example_args, prefix)
     return prefix + ".mlir", prefix + ".safetensors"
 
@@ -224,27 +275,107 @@ def export_model(module, example_args, prefix: str) -> "Exporter":
     """export()'s work; returns the Exporter, which knows @main's argument
     and result types and the ATen ops it lowered (what tandem.compile
     needs besides the files)."""
+    prefix = check_prefix(prefix)
     example_args = normalize_example_args(module, example_args)
-    exporter = Exporter(trace(module, example_args))
-    exporter.run()
+    check_writable(prefix)  # before the trace it would waste
+    with TRACE_LOCK:
+        exporter = Exporter(trace(module, example_args))
+        exporter.run()
     write_both(prefix + ".mlir", header(module, example_args) +
                exporter.builder.print(), prefix + ".safetensors",
                exporter.weights_file_contents())
     return exporter
 
 
+def check_prefix(prefix) -> str:
+    """The output prefix as a str path, or an ExportError naming it."""
+    if isinstance(prefix, os.PathLike):
+        prefix = os.fspath(prefix)
+    if isinstance(prefix, bytes):
+        prefix = os.fsdecode(prefix)
+    if not isinstance(prefix, str):
+        raise ExportError(f"prefix must be a path (str or os.PathLike) such as "
+                          f"'out/model', got {type(prefix).__name__}")
+    if not prefix:
+        raise ExportError("prefix is empty: give a path such as 'out/model' "
+                          "(the files are prefix.mlir and prefix.safetensors)")
+    if "\0" in prefix:
+        raise ExportError(f"prefix {prefix!r} contains a NUL character")
+    separators = tuple(s for s in (os.sep, os.altsep) if s)
+    if prefix.endswith(separators) or os.path.basename(prefix) in (".", ".."):
+        raise ExportError(f"prefix '{prefix}' names a folder: give a path inside "
+                          f"it, such as '{os.path.join(prefix, 'model')}'")
+    return prefix
+
+
+def check_writable(prefix: str):
+    """Fails early, before the trace, where the files plainly cannot go: a
+    folder on the way that is a file, an output path that is a folder."""
+    folder = os.path.dirname(os.path.abspath(prefix))
+    existing = folder
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise ExportError(f"cannot write {prefix}.mlir: {existing} is a file, not a "
+                          "folder")
+    for path in (prefix + ".mlir", prefix + ".safetensors"):
+        if os.path.isdir(path):
+            raise ExportError(f"cannot write {path}: it is a folder")
+
+
 def normalize_example_args(module, example_args):
     """The example inputs as a tuple of tensors, or an ExportError."""
+    if isinstance(module, type) and issubclass(module, torch.nn.Module):
+        raise ExportError(f"module must be an nn.Module instance, got the class "
+                          f"{module.__name__} (create one: {module.__name__}(...))")
     if not isinstance(module, torch.nn.Module):
-        raise ExportError(f"expected an nn.Module, got {type(module).__name__}")
+        raise ExportError(f"module must be an nn.Module, got {type(module).__name__}")
     if isinstance(example_args, torch.Tensor):
         example_args = (example_args,)
-    example_args = tuple(example_args)
+    elif isinstance(example_args, list):
+        example_args = tuple(example_args)
+    elif not isinstance(example_args, tuple):
+        raise ExportError(f"example_args must be a tensor or a tuple or list of "
+                          f"tensors, got {type(example_args).__name__}")
     for k, arg in enumerate(example_args):
         if not isinstance(arg, torch.Tensor):
-            raise ExportError(f"example argument {k} is {type(arg).__name__}, "
-                              "not a tensor")
+            raise ExportError(f"example_args[{k}] is {type(arg).__name__}, not a "
+                              "tensor (Tandem models take a flat tuple of tensors)")
+        if arg.is_nested or arg.layout != torch.strided:
+            layout = "nested" if arg.is_nested else str(arg.layout)
+            raise ExportError(f"example_args[{k}] is a {layout} tensor: Tandem "
+                              "compiles dense tensors (pass .to_dense())")
+    check_forward_takes(module, example_args)
+    check_weights_have_data(module)
     return example_args
+
+
+def check_forward_takes(module, example_args):
+    """A clear error when forward() cannot take that many tensors."""
+    try:
+        signature = inspect.signature(module.forward)
+    except (TypeError, ValueError):  # a builtin or an odd callable: let export say
+        return
+    try:
+        signature.bind(*example_args)
+    except TypeError as error:
+        raise ExportError(f"example_args: {len(example_args)} tensor(s) do not fit "
+                          f"{type(module).__name__}.forward{signature}: {error}") \
+            from None
+
+
+def check_weights_have_data(module):
+    """Parameters and buffers on the meta device (or sparse ones) have no
+    values to write into the weights file."""
+    named = list(module.named_parameters()) + list(module.named_buffers())
+    for name, tensor in named:
+        if tensor.is_meta:
+            raise ExportError(f"parameter or buffer '{name}' is on the meta device: "
+                              "it has no values to write; load the weights first "
+                              "(e.g. load_state_dict(state, assign=True))")
+        if tensor.layout != torch.strided:
+            raise ExportError(f"parameter or buffer '{name}' is a {tensor.layout} "
+                              "tensor: Tandem needs dense weights")
 
 
 def header(module, example_args) -> str:
@@ -268,9 +399,9 @@ def write_both(mlir_path, text, weights_path, tensors):
     """Writes both files through temporary names, so that a failure leaves
     neither half-written."""
     directory = os.path.dirname(os.path.abspath(mlir_path))
-    os.makedirs(directory, exist_ok=True)
     temporaries = []
     try:
+        os.makedirs(directory, exist_ok=True)
         for path, write in ((mlir_path, lambda p: write_text(p, text)),
                             (weights_path, lambda p: write_safetensors(p, tensors))):
             handle, temporary = tempfile.mkstemp(
@@ -283,6 +414,10 @@ def write_both(mlir_path, text, weights_path, tensors):
         for temporary, path in temporaries:
             os.replace(temporary, path)
         temporaries = []
+    except OSError as error:
+        path = error.filename or mlir_path
+        raise ExportError(f"cannot write {mlir_path}: {path}: "
+                          f"{error.strerror or error}") from None
     finally:
         for temporary, _ in temporaries:
             if os.path.exists(temporary):

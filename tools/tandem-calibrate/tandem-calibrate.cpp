@@ -20,16 +20,22 @@
 using namespace mlir::tandem;
 namespace cl = llvm::cl;
 
-static cl::opt<std::string> outputFile("o", cl::desc("Output file ('-': stdout)"),
+// The tool's own options; --help hides the many LLVM registers globally.
+static cl::OptionCategory calibrateCategory("tandem-calibrate options");
+
+static cl::opt<std::string> outputFile("o", cl::cat(calibrateCategory),
+                                       cl::desc("Output file ('-': stdout)"),
                                        cl::value_desc("profile.json"),
                                        cl::init("-"));
-static cl::opt<std::string> profileName("name", cl::desc("Profile name"),
+static cl::opt<std::string> profileName("name", cl::cat(calibrateCategory),
+                                        cl::desc("Profile name"),
                                         cl::init("calibrated"));
-static cl::opt<bool> quick("quick",
+static cl::opt<bool> quick("quick", cl::cat(calibrateCategory),
                            cl::desc("Smaller, faster measurements (seconds, "
                                     "less accurate)"),
                            cl::init(false));
-static cl::opt<bool> cpuOnly("cpu-only", cl::desc("Do not measure a GPU"),
+static cl::opt<bool> cpuOnly("cpu-only", cl::cat(calibrateCategory),
+                             cl::desc("Do not measure a GPU"),
                              cl::init(false));
 
 static ProcessorProfile toProfile(const tandem_calibrate::ProcessorRates &r) {
@@ -50,6 +56,7 @@ static LinkProfile toLink(const tandem_calibrate::LinkRates &rates) {
 }
 
 int main(int argc, char **argv) {
+  cl::HideUnrelatedOptions(calibrateCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-calibrate: measure this machine and "
                               "write a Tandem device profile\n");

@@ -9,7 +9,32 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "tandem/InitAll.h"
 
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
+
+/// MLIR's pass-option parser reads "gpu-memory= 4GiB" as an empty value
+/// and an option named "4GiB"; say what is wrong instead.
+static bool hasSpaceAfterEquals(llvm::StringRef arg) {
+  size_t options = arg.find('=');
+  if (!arg.starts_with("--") || options == llvm::StringRef::npos)
+    return false;
+  llvm::StringRef rest = arg.drop_front(options + 1);
+  for (size_t at = rest.find("= "); at != llvm::StringRef::npos;
+       at = rest.find("= ", at + 1)) {
+    llvm::StringRef key = rest.take_front(at).rsplit(' ').second;
+    llvm::errs() << "tandem-opt: error: in '" << arg << "': option '"
+                 << (key.empty() ? rest.take_front(at) : key)
+                 << "' has a space after its '=': write key=value with no "
+                    "space, and quote values that have spaces ('key=\"a b\"')\n";
+    return true;
+  }
+  return false;
+}
+
 int main(int argc, char **argv) {
+  for (int i = 1; i < argc; ++i)
+    if (hasSpaceAfterEquals(argv[i]))
+      return 1;
   mlir::DialectRegistry registry;
   mlir::tandem::registerAllDialects(registry);
   mlir::tandem::registerAllPasses();

@@ -295,9 +295,31 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
         diag.attachNote(other.getLoc()) << "found @" << other.getName();
       return signalPassFailure();
     }
-    if (failed(verifySignature(func)) || failed(verifyWeights(func)) ||
+    if (failed(dropOtherFunctions(module, func)) ||
+        failed(verifySignature(func)) || failed(verifyWeights(func)) ||
         failed(lower(module, func)))
       return signalPassFailure();
+  }
+
+  /// The program is @main: other functions, which nothing calls, are left
+  /// out with a warning (LLVM has no use for them); one that is referenced
+  /// is an error, since @main cannot call it.
+  LogicalResult dropOtherFunctions(ModuleOp module, FunctionOpInterface main) {
+    SmallVector<FunctionOpInterface> others;
+    for (auto other : module.getOps<FunctionOpInterface>())
+      if (other != main)
+        others.push_back(other);
+    for (FunctionOpInterface other : others) {
+      if (!SymbolTable::symbolKnownUseEmpty(other, module))
+        return other.emitError()
+               << "@" << other.getName()
+               << " is called from the model: tandem-compile compiles @main "
+                  "alone, with no calls; inline it into @main";
+      other.emitWarning() << "@" << other.getName()
+                          << " is not part of the model (@main): not compiled";
+      other->erase();
+    }
+    return success();
   }
 
   /// The inputs and outputs are tensors the runtime can take and give: of a
