@@ -13,7 +13,9 @@ from the factory, give each input's shape with --shape (e.g. 1x3x224x224, or
 import argparse
 import importlib
 import importlib.util
+import math
 import os
+import re
 import sys
 
 import torch
@@ -25,6 +27,37 @@ from .exporter import export
 DTYPES = {"float32": torch.float32, "float16": torch.float16,
           "bfloat16": torch.bfloat16, "int64": torch.int64,
           "int32": torch.int32, "bool": torch.bool}
+MAX_TENSOR_BYTES = 1 << 48  # the runtime's bound on one tensor
+ZEROED_BYTES = 1 << 28  # example inputs above this are left uninitialized
+
+
+def describe_exception(error) -> str:
+    text = " ".join(str(error).split())
+    return f"{type(error).__name__}: {text}" if text else type(error).__name__
+
+
+def import_file(spec, target):
+    if os.path.isdir(target):
+        raise TandemError(f"model '{spec}': {target} is a folder, not a Python file")
+    if not os.path.exists(target):
+        raise TandemError(f"model '{spec}': no file {target}")
+    name = os.path.splitext(os.path.basename(target))[0]
+    module_spec = importlib.util.spec_from_file_location(name, target)
+    if module_spec is None or module_spec.loader is None:
+        raise TandemError(f"model '{spec}': cannot load {target} as Python")
+    module = importlib.util.module_from_spec(module_spec)
+    folder = os.path.dirname(os.path.abspath(target))
+    if folder not in sys.path:  # its own imports find its neighbours
+        sys.path.insert(0, folder)
+    try:
+        module_spec.loader.exec_module(module)
+    except SyntaxError as error:
+        raise TandemError(f"model '{spec}': {target} has a syntax error at line "
+                          f"{error.lineno}: {error.msg}") from None
+    except (Exception, SystemExit) as error:  # noqa: BLE001  the user's code
+        raise TandemError(f"model '{spec}': importing {target} raised "
+                          f"{describe_exception(error)}") from None
+    return module
 
 
 def load_factory(spec: str):
@@ -33,19 +66,19 @@ def load_factory(spec: str):
         raise TandemError(f"model '{spec}': expected package.module:factory or "
                           "path/to/file.py:factory")
     if target.endswith(".py"):
-        if not os.path.exists(target):
-            raise TandemError(f"model '{spec}': no file {target}")
-        module_spec = importlib.util.spec_from_file_location(
-            os.path.splitext(os.path.basename(target))[0], target)
-        module = importlib.util.module_from_spec(module_spec)
-        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
-        module_spec.loader.exec_module(module)
+        module = import_file(spec, target)
     else:
         try:
             module = importlib.import_module(target)
         except ImportError as error:
             raise TandemError(f"model '{spec}': cannot import {target}: {error}") \
                 from None
+        except SyntaxError as error:
+            raise TandemError(f"model '{spec}': {error.filename} has a syntax error "
+                              f"at line {error.lineno}: {error.msg}") from None
+        except (Exception, SystemExit) as error:  # noqa: BLE001  the user's code
+            raise TandemError(f"model '{spec}': importing {target} raised "
+                              f"{describe_exception(error)}") from None
     factory = getattr(module, name, None)
     if not callable(factory):
         raise TandemError(f"model '{spec}': {target} has no callable '{name}'")
@@ -58,27 +91,59 @@ def parse_shape(text: str):
     if dtype not in DTYPES:
         raise TandemError(f"--shape {text}: unknown dtype '{dtype}' (expected "
                           f"{', '.join(DTYPES)})")
-    try:
-        shape = [int(d) for d in dims.split("x")] if dims else []
-    except ValueError:
-        raise TandemError(f"--shape {text}: expected dimensions like 1x3x224x224") \
-            from None
+    parts = dims.split("x") if dims else []
+    if not all(re.fullmatch(r"-?[0-9]+", d.strip()) for d in parts):
+        raise TandemError(f"--shape {text}: expected dimensions like 1x3x224x224")
+    shape = [int(d) for d in parts]
     if any(d <= 0 for d in shape):
         raise TandemError(f"--shape {text}: dimensions must be positive")
-    return torch.zeros(shape, dtype=DTYPES[dtype])
+    size = math.prod(shape) * DTYPES[dtype].itemsize
+    if size > MAX_TENSOR_BYTES:
+        raise TandemError(f"--shape {text}: {size} bytes, over Tandem's bound of "
+                          f"2^48 bytes per tensor")
+    # The values do not matter (only shapes and dtypes do): large inputs are
+    # not written at all.
+    make = torch.zeros if size <= ZEROED_BYTES else torch.empty
+    try:
+        return make(shape, dtype=DTYPES[dtype])
+    except (RuntimeError, MemoryError) as error:
+        first = (str(error).strip().splitlines() or [""])[0]
+        raise TandemError(f"--shape {text}: cannot allocate the example input of "
+                          f"{size} bytes: {first}") from None
 
 
 def model_and_inputs(options):
-    made = load_factory(options.model)()
+    factory = load_factory(options.model)
+    try:
+        made = factory()
+    except (Exception, SystemExit) as error:  # noqa: BLE001  the user's code
+        raise TandemError(f"model '{options.model}': the factory raised "
+                          f"{describe_exception(error)}") from None
     module, example_args = made, None
-    if isinstance(made, tuple) and len(made) == 2:
+    if isinstance(made, tuple):
+        if len(made) != 2:
+            raise TandemError(f"model '{options.model}': the factory returned a "
+                              f"tuple of {len(made)} items; expected a module or "
+                              "(module, example_args)")
         module, example_args = made
+    if not isinstance(module, torch.nn.Module):
+        raise TandemError(f"model '{options.model}': the factory returned "
+                          f"{type(module).__name__}; expected an nn.Module or "
+                          "(module, example_args)")
     if options.shape:
         example_args = tuple(parse_shape(s) for s in options.shape)
     if example_args is None:
         raise TandemError(f"{options.model} returns no example inputs: give "
                           "each input's shape with --shape")
     return module, example_args
+
+
+def check_output(output: str):
+    if not output:
+        raise TandemError("-o/--output is empty")
+    if output.endswith(os.sep) or os.path.basename(output) in (".", ".."):
+        raise TandemError(f"-o {output} names a folder: give a file path inside "
+                          f"it, such as {os.path.join(output, 'model')}")
 
 
 def main(argv=None):
@@ -100,6 +165,7 @@ def main(argv=None):
     compile_command.add_argument("--report")
     options = parser.parse_args(argv)
     try:
+        check_output(options.output)
         module, example_args = model_and_inputs(options)
         mlir_path, weights_path = export(module, example_args, options.output)
         print(f"wrote {mlir_path} and {weights_path}")
@@ -111,6 +177,9 @@ def main(argv=None):
     except TandemError as error:
         print(f"tandem: error: {error}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("tandem: interrupted", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -247,7 +247,10 @@ class CompiledModel:
             try:
                 self._library = ctypes.CDLL(real, mode=ctypes.RTLD_LOCAL)
             except OSError as error:
-                raise RuntimeFailure(f"cannot load {path}: {error}") from None
+                reason = str(error)
+                if reason.startswith(real + ": "):  # the loader repeats the path
+                    reason = reason[len(real) + 2:]
+                raise RuntimeFailure(f"cannot load {path}: {reason}") from None
             try:
                 load = self._library.tandem_model_load
                 infer = self._library.tandem_model_infer

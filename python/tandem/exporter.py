@@ -129,7 +129,10 @@ STDLIB = os.path.join(sysconfig.get_paths()["stdlib"], "")
 
 
 def is_model_frame(filename: str) -> bool:
-    if filename.startswith(NOT_THE_MODEL) or filename.startswith("<"):
+    if filename.startswith("<"):  # <string>, <frozen ...>
+        return False
+    filename = os.path.abspath(filename)
+    if filename.startswith(NOT_THE_MODEL):
         return False
     if filename.startswith(STDLIB):
         rest = filename[len(STDLIB):]
@@ -397,13 +400,20 @@ def write_text(path, text):
 
 def write_both(mlir_path, text, weights_path, tensors):
     """Writes both files through temporary names, so that a failure leaves
-    neither half-written."""
+    neither half-written; an ExportError names the file that could not be
+    written."""
     directory = os.path.dirname(os.path.abspath(mlir_path))
     temporaries = []
+    current = mlir_path
     try:
-        os.makedirs(directory, exist_ok=True)
+        try:
+            os.makedirs(directory, exist_ok=True)
+        except OSError as error:
+            raise ExportError(f"cannot write {mlir_path}: cannot create the folder "
+                              f"{directory}: {error.strerror or error}") from None
         for path, write in ((mlir_path, lambda p: write_text(p, text)),
                             (weights_path, lambda p: write_safetensors(p, tensors))):
+            current = path
             handle, temporary = tempfile.mkstemp(
                 dir=os.path.dirname(os.path.abspath(path)),
                 prefix=os.path.basename(path) + ".")
@@ -412,12 +422,12 @@ def write_both(mlir_path, text, weights_path, tensors):
             write(temporary)
             os.chmod(temporary, 0o666 & ~current_umask())  # mkstemp made it 0600
         for temporary, path in temporaries:
+            current = path
             os.replace(temporary, path)
         temporaries = []
     except OSError as error:
-        path = error.filename or mlir_path
-        raise ExportError(f"cannot write {mlir_path}: {path}: "
-                          f"{error.strerror or error}") from None
+        raise ExportError(f"cannot write {current}: {error.strerror or error}") \
+            from None
     finally:
         for temporary, _ in temporaries:
             if os.path.exists(temporary):

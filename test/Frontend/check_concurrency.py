@@ -196,6 +196,41 @@ for worker in workers:
 check("two compiles into one workdir at once: each its own answer",
       all(value is True for value in results.values()), str(results))
 
+# -- close() while another thread calls --------------------------------------------
+module, x = models["mlp"]
+closing = compile_sim(module, x, workdir=shared)
+outcomes = {"right": 0, "wrong": 0, "closed": 0, "other": []}
+started = threading.Event()
+
+
+def call_until_closed():
+    want_here = eager(module, x)
+    while True:
+        try:
+            got = closing(x)
+        except tandem.RuntimeFailure as error:
+            if str(error) == "the model was closed":
+                outcomes["closed"] += 1
+            else:
+                outcomes["other"].append(str(error))
+            return
+        except Exception as error:  # noqa: BLE001
+            outcomes["other"].append(f"{type(error).__name__}: {error}")
+            return
+        outcomes["right" if close_to(got, want_here) else "wrong"] += 1
+        if outcomes["right"] >= 5:
+            started.set()
+
+
+caller = threading.Thread(target=call_until_closed)
+caller.start()
+started.wait(30)
+closing.close()
+caller.join()
+check("close() while another thread calls: right answers, then 'the model was "
+      "closed'", outcomes["closed"] == 1 and not outcomes["wrong"]
+      and not outcomes["other"], str(outcomes))
+
 # What the cycles load again and again: the softmax's library.
 loaded = compiled["softmax"]
 spec = dict(library_path=loaded.library_path, weights_path=loaded.weights_path,
@@ -237,7 +272,7 @@ def load_call_close():
     return right
 
 
-for _ in range(3):  # warm up: allocator pools, lazily loaded libraries
+for _ in range(10):  # warm up: allocator pools, lazily loaded libraries
     load_call_close()
 before = (threads(), descriptors(), rss_mib())
 wrong = sum(not load_call_close() for _ in range(options.loads))
@@ -274,6 +309,9 @@ check(f"  file descriptors {before[1]} -> {after[1]}", after[1] <= before[1])
 grew = after[2] - before[2]
 check(f"  resident memory grew {grew:.0f} MiB (at most {options.rss_slack_mib:.0f})",
       grew <= options.rss_slack_mib, f"{before[2]:.0f} -> {after[2]:.0f} MiB")
+with open("/proc/self/maps") as maps:
+    left = sum(1 for line in maps if "/tandem-" in line and "model.so" in line)
+check(f"  libraries of the cycles still mapped: {left}", left == 0)
 
 print(f"summary: {len(failures)} failed" + (": " + "; ".join(failures) if failures else ""))
 sys.exit(1 if failures else 0)

@@ -9,16 +9,18 @@ an exit 1 with no diagnostic) is a crash: the script prints the variant and
 fails.
 """
 import argparse
+import os
 import random
 import re
 import subprocess
 import sys
 import tempfile
+import time
 
 
 def mutate(text, rng):
     lines = text.splitlines(keepends=True)
-    kind = rng.randrange(6)
+    kind = rng.randrange(7)
     if kind == 0:  # cut short anywhere
         return text[: rng.randrange(len(text))]
     if kind == 1:  # flip some bytes
@@ -33,10 +35,21 @@ def mutate(text, rng):
         i, j = rng.randrange(len(lines)), rng.randrange(len(lines))
         lines[i], lines[j] = lines[j], lines[i]
         return "".join(lines)
-    if kind == 4:  # change a number
+    if kind == 4:  # change a number, to a small or an extreme one
         numbers = list(re.finditer(r"-?\d+", text))
+        if not numbers:
+            return text
         m = rng.choice(numbers)
-        new = str(rng.choice([0, 1, -1, 2, 3, 7, 1 << 20, -(1 << 40)]))
+        new = str(rng.choice([0, 1, -1, 2, 3, 7, 1 << 20, -(1 << 40),
+                              (1 << 31) - 1, 1 << 31, 1 << 62,
+                              (1 << 63) - 1, -(1 << 63)]))
+        return text[: m.start()] + new + text[m.end():]
+    if kind == 5:  # change an element type
+        types = list(re.finditer(r"\b(f32|f16|bf16|i64|i32|i1)\b", text))
+        if not types:
+            return text
+        m = rng.choice(types)
+        new = rng.choice(["f32", "f16", "bf16", "i64", "i32", "i1", "f64"])
         return text[: m.start()] + new + text[m.end():]
     # duplicate a line
     i = rng.randrange(len(lines))
@@ -44,41 +57,78 @@ def mutate(text, rng):
     return "".join(lines)
 
 
+def classify(result):
+    """'ok', 'rejected' (exit 1 with an error: message) or 'crashed'."""
+    if result.returncode == 0:
+        return "ok"
+    if result.returncode == 1 and "error:" in result.stderr:
+        return "rejected"
+    return "crashed"
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--tool", required=True)
     parser.add_argument("--tool-arg", action="append", default=[],
                         help="an extra argument for the tool (repeatable)")
+    parser.add_argument("--run", action="store_true",
+                        help="run each binary the tool builds (tandem-compile) "
+                             "on random inputs and weights, on sim")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=0,
+                        help="run variants until this much time has passed "
+                             "(then --count is ignored)")
     parser.add_argument("inputs", nargs="+")
     args = parser.parse_args()
 
     rng = random.Random(args.seed)
     sources = [open(path).read() for path in args.inputs]
-    rejected = accepted = crashed = 0
-    with tempfile.NamedTemporaryFile("w", suffix=".mlir") as variant:
-        for _ in range(args.count):
+    counts = {"rejected": 0, "ok": 0, "crashed": 0, "ran": 0,
+              "refused at run time": 0}
+    deadline = time.monotonic() + args.seconds
+    done = 0
+    with tempfile.TemporaryDirectory() as work:
+        variant = os.path.join(work, "variant.mlir")
+        output = os.path.join(work, "out")
+        while (time.monotonic() < deadline if args.seconds
+               else done < args.count):
+            done += 1
             text = mutate(rng.choice(sources), rng)
-            variant.seek(0)
-            variant.truncate()
-            variant.write(text)
-            variant.flush()
+            with open(variant, "w") as f:
+                f.write(text)
+            if os.path.exists(output):
+                os.remove(output)
             result = subprocess.run(
-                [args.tool, variant.name, "-o", "/dev/null"] + args.tool_arg,
+                [args.tool, variant, "-o", output] + args.tool_arg,
                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                errors="replace")
-            if result.returncode == 0:
-                accepted += 1
-            elif result.returncode == 1 and "error:" in result.stderr:
-                rejected += 1
-            else:
-                crashed += 1
+                errors="replace", timeout=120)
+            outcome = classify(result)
+            if outcome == "ok" and args.run:
+                ran = subprocess.run(
+                    [output, "--random-inputs", "1", "--random-weights", "1",
+                     "--device-backend", "sim", "--output-dir",
+                     os.path.join(work, "results")],
+                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                    text=True, errors="replace", timeout=120)
+                ran_outcome = classify(ran)
+                if ran_outcome == "crashed":
+                    result = ran
+                    outcome = "crashed"
+                else:
+                    counts["ran" if ran_outcome == "ok"
+                           else "refused at run time"] += 1
+            counts[outcome] += 1
+            if outcome == "crashed":
                 print(f"CRASH (exit {result.returncode}) on:\n{text}\n"
                       f"stderr:\n{result.stderr[-2000:]}", file=sys.stderr)
-    print(f"{args.count} variants: {rejected} rejected with a diagnostic, "
-          f"{accepted} accepted, {crashed} crashed")
-    return 1 if crashed else 0
+    line = (f"{done} variants: {counts['rejected']} rejected with a "
+            f"diagnostic, {counts['ok']} accepted, {counts['crashed']} crashed")
+    if args.run:
+        line += (f"; of the accepted, {counts['ran']} ran and "
+                 f"{counts['refused at run time']} were refused at run time")
+    print(line)
+    return 1 if counts["crashed"] else 0
 
 
 if __name__ == "__main__":

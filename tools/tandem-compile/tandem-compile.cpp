@@ -23,6 +23,7 @@
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/InitAll.h"
 #include "tandem/Support/OutputFile.h"
+#include "tandem/Support/SourceChecks.h"
 
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/ADT/ScopeExit.h"
@@ -201,6 +202,11 @@ int main(int argc, char **argv) {
       openInputFile(inputFile, &openError);
   if (!file)
     return fail(openError);
+  if (llvm::Error error = tandem::checkSourceForKnownParserBugs(
+          file->getBuffer(), file->getBufferIdentifier())) {
+    llvm::errs() << llvm::toString(std::move(error)) << "\n";
+    return 1;
+  }
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);

@@ -9,7 +9,10 @@
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "tandem/InitAll.h"
 
+#include "tandem/Support/SourceChecks.h"
+
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
 /// MLIR's pass-option parser reads "gpu-memory= 4GiB" as an empty value
@@ -31,10 +34,30 @@ static bool hasSpaceAfterEquals(llvm::StringRef arg) {
   return false;
 }
 
+/// Input files (positional arguments) that MLIR 19 would crash on after
+/// parsing them; standard input is not checked.
+static bool hasKnownParserBug(llvm::StringRef arg) {
+  if (arg.starts_with("-"))
+    return false;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
+      llvm::MemoryBuffer::getFile(arg);
+  if (!file)
+    return false; // MlirOptMain reports it
+  if (llvm::Error error = mlir::tandem::checkSourceForKnownParserBugs(
+          (*file)->getBuffer(), arg)) {
+    llvm::errs() << llvm::toString(std::move(error)) << "\n";
+    return true;
+  }
+  return false;
+}
+
 int main(int argc, char **argv) {
-  for (int i = 1; i < argc; ++i)
-    if (hasSpaceAfterEquals(argv[i]))
+  for (int i = 1; i < argc; ++i) {
+    bool isOutput = llvm::StringRef(argv[i - 1]) == "-o";
+    if (hasSpaceAfterEquals(argv[i]) ||
+        (!isOutput && hasKnownParserBug(argv[i])))
       return 1;
+  }
   mlir::DialectRegistry registry;
   mlir::tandem::registerAllDialects(registry);
   mlir::tandem::registerAllPasses();
