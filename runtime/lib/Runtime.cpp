@@ -164,6 +164,14 @@ uint64_t nextRandom(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
+/// FNV-1a of a weight's name.
+uint64_t hashName(const std::string &name) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name)
+    hash = (hash ^ c) * 0x100000001b3ULL;
+  return hash;
+}
+
 void randomFill(const TensorDesc &desc, uint8_t *data, uint64_t &state) {
   uint64_t n = elementCount(desc.shape).value_or(0);
   for (uint64_t i = 0; i < n; ++i) {
@@ -393,9 +401,12 @@ bool loadWeights(TandemRuntime &rt, const std::string &path,
   if (image.weights.empty())
     return true;
   if (rt.options.randomWeights) {
-    uint64_t state = *rt.options.randomWeights;
     rt.randomWeightData.resize(image.weights.size());
     for (size_t i = 0; i < image.weights.size(); ++i) {
+      // Each weight's values follow from the seed and its name, not its
+      // place in the image: the same model placed differently (or a weight
+      // read on both devices) gets the same weights.
+      uint64_t state = *rt.options.randomWeights ^ hashName(image.weights[i].name);
       rt.randomWeightData[i].resize(image.weights[i].tensor.bytes());
       randomFill(image.weights[i].tensor, rt.randomWeightData[i].data(), state);
       rt.weightData[i] = rt.randomWeightData[i].data();
