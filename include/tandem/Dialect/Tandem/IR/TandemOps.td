@@ -188,11 +188,18 @@ def Tandem_IotaOp : Tandem_Op<"iota", [Tandem_OwnWork]> {
 // Elementwise binary
 //===----------------------------------------------------------------------===//
 
-def Tandem_AddOp : Tandem_BinaryOp<"add", Tandem_NumericTensor, 1, "lhs + rhs.">;
-def Tandem_SubOp : Tandem_BinaryOp<"sub", Tandem_NumericTensor, 1, "lhs - rhs.">;
-def Tandem_MulOp : Tandem_BinaryOp<"mul", Tandem_NumericTensor, 1, "lhs * rhs.">;
+// Integer arithmetic wraps around in two's complement, as in NumPy and
+// PyTorch.
+def Tandem_AddOp : Tandem_BinaryOp<"add", Tandem_NumericTensor, 1,
+    "lhs + rhs; integers wrap around.">;
+def Tandem_SubOp : Tandem_BinaryOp<"sub", Tandem_NumericTensor, 1,
+    "lhs - rhs; integers wrap around.">;
+def Tandem_MulOp : Tandem_BinaryOp<"mul", Tandem_NumericTensor, 1,
+    "lhs * rhs; integers wrap around.">;
 def Tandem_DivOp : Tandem_BinaryOp<"div", Tandem_NumericTensor, 1,
-    "lhs / rhs; integer division truncates toward zero.">;
+    "lhs / rhs; integer division truncates toward zero, MIN / -1 wraps to "
+    "MIN, and an integer division by zero is an error at run time (as in "
+    "PyTorch).">;
 def Tandem_MaximumOp : Tandem_BinaryOp<"maximum", Tandem_NumericTensor, 1,
     "max(lhs, rhs), NaN-propagating as torch.maximum.">;
 def Tandem_MinimumOp : Tandem_BinaryOp<"minimum", Tandem_NumericTensor, 1,
@@ -208,8 +215,10 @@ def Tandem_PowOp : Tandem_BinaryOp<"pow", Tandem_FloatTensor, 8,
 // FLOPs per element: 1 for arithmetic; 4 for exp and log (a short polynomial
 // after range reduction); tanh, sigmoid and silu add a division and an
 // addition or multiplication to an exp; gelu evaluates erf (about 10).
-def Tandem_NegOp : Tandem_UnaryOp<"neg", Tandem_NumericTensor, 1, "-x.">;
-def Tandem_AbsOp : Tandem_UnaryOp<"abs", Tandem_NumericTensor, 1, "|x|.">;
+def Tandem_NegOp : Tandem_UnaryOp<"neg", Tandem_NumericTensor, 1,
+    "-x; -MIN wraps to MIN.">;
+def Tandem_AbsOp : Tandem_UnaryOp<"abs", Tandem_NumericTensor, 1,
+    "|x|; abs(MIN) wraps to MIN.">;
 def Tandem_ExpOp : Tandem_UnaryOp<"exp", Tandem_FloatTensor, 4, "e^x.">;
 def Tandem_LogOp : Tandem_UnaryOp<"log", Tandem_FloatTensor, 4,
     "Natural logarithm of x.">;
@@ -222,7 +231,7 @@ def Tandem_TanhOp : Tandem_UnaryOp<"tanh", Tandem_FloatTensor, 6,
 def Tandem_SigmoidOp : Tandem_UnaryOp<"sigmoid", Tandem_FloatTensor, 6,
     "1 / (1 + e^-x).">;
 def Tandem_ReluOp : Tandem_UnaryOp<"relu", Tandem_NumericTensor, 1,
-    "max(x, 0).">;
+    "max(x, 0); relu(NaN) is NaN, as in PyTorch.">;
 def Tandem_GeluOp : Tandem_UnaryOp<"gelu", Tandem_FloatTensor, 10,
     "x * Φ(x), the exact erf form: 0.5 * x * (1 + erf(x / sqrt(2))).">;
 def Tandem_SiluOp : Tandem_UnaryOp<"silu", Tandem_FloatTensor, 6,
@@ -283,7 +292,9 @@ def Tandem_CastOp : Tandem_Op<"cast", [SameOperandsAndResultShape,
   let description = [{
     Converts each element to the result's element type: floats round to
     nearest even, float to integer truncates toward zero as in PyTorch, to i1
-    is `x != 0`.
+    is `x != 0`. A float that is NaN converts to integer 0, and one beyond the
+    integer type's range to its largest or smallest value (saturating, as
+    XLA's convert; C++ and NumPy leave these undefined or platform-specific).
 
     Work: 1 FLOP per element; reads x, writes the result.
   }];
@@ -612,7 +623,8 @@ def Tandem_EmbeddingOp : Tandem_Op<"embedding", [Tandem_OwnWork]> {
   let summary = "rows of a table selected by ids";
   let description = [{
     table: [V, D], ids: integer tensor of any shape → ids.shape + [D], the
-    element type of the table (`torch.nn.functional.embedding`).
+    element type of the table (`torch.nn.functional.embedding`). An id
+    outside [0, V), negative ones included, is an error at run time.
 
     Work: 0 FLOPs; reads the ids and the selected rows (not the whole table),
     writes the result.
@@ -627,7 +639,8 @@ def Tandem_GatherOp : Tandem_Op<"gather", [Tandem_OwnWork]> {
   let summary = "take along an axis";
   let description = [{
     As `numpy.take(x, indices, axis)`: the result's shape is
-    x.shape[:axis] + indices.shape + x.shape[axis+1:].
+    x.shape[:axis] + indices.shape + x.shape[axis+1:]. A negative index counts
+    from the end; one outside [-n, n) is an error at run time.
 
     Work: 0 FLOPs; reads the indices and the selected slices of x, writes the
     result.
