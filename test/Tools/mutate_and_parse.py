@@ -58,7 +58,10 @@ def mutate(text, rng):
 
 
 def classify(result):
-    """'ok', 'rejected' (exit 1 with an error: message) or 'crashed'."""
+    """'ok', 'rejected' (exit 1 with an error: message) or 'crashed' (a
+    signal, another status, no message, or a sanitizer's report)."""
+    if "Sanitizer" in result.stderr or "runtime error:" in result.stderr:
+        return "crashed"
     if result.returncode == 0:
         return "ok"
     if result.returncode == 1 and "error:" in result.stderr:
