@@ -14,6 +14,7 @@
 #include "tandem/runtime/ModelImage.h"
 
 #include <cublas_v2.h>
+#include <dlfcn.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -34,6 +35,49 @@ struct Layout {
   int64_t dims[kMaxRank] = {};
   int64_t strides[3][kMaxRank] = {}; // per operand, in elements
 };
+
+/// cuBLAS, opened when the CUDA backend starts rather than linked: a model
+/// run on the CPU or the sim backend never loads its hundreds of megabytes,
+/// and, once loaded, it stays (RTLD_NODELETE: cuBLAS leaks memory each time
+/// it is unloaded, so a process that loads and closes many models would
+/// grow).
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  // (Spelled out: C++ overloads cublasGemmEx.)
+  cublasStatus_t (*gemmEx)(cublasHandle_t, cublasOperation_t,
+                           cublasOperation_t, int, int, int, const void *,
+                           const void *, cudaDataType, int, const void *,
+                           cudaDataType, int, const void *, void *,
+                           cudaDataType, int, cublasComputeType_t,
+                           cublasGemmAlgo_t) = nullptr;
+};
+Cublas cublas;
+
+bool loadCublas(std::string &error) {
+  if (cublas.create)
+    return true;
+  std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!library) {
+    const char *why = dlerror();
+    error = "cannot load " + name + ": " + (why ? why : "not found");
+    return false;
+  }
+  Cublas api;
+  api.create = reinterpret_cast<decltype(api.create)>(
+      dlsym(library, "cublasCreate_v2"));
+  api.destroy = reinterpret_cast<decltype(api.destroy)>(
+      dlsym(library, "cublasDestroy_v2"));
+  api.gemmEx =
+      reinterpret_cast<decltype(api.gemmEx)>(dlsym(library, "cublasGemmEx"));
+  if (!api.create || !api.destroy || !api.gemmEx) {
+    error = name + " lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmEx";
+    return false;
+  }
+  cublas = api;
+  return true;
+}
 
 struct State {
   void *arena = nullptr;
@@ -500,7 +544,7 @@ bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
                                             : CUDA_R_16BF;
   float alpha = 1.0f;
   return checkBlas(
-      cublasGemmEx(state.blas, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+      cublas.gemmEx(state.blas, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
                    CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b, type,
                    transposeB ? int(k) : int(n), a, type, int(k), &beta, c,
                    type, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
@@ -546,14 +590,14 @@ bool cuda::start(int64_t arenaBytes, std::string &error) {
       !check(cudaMalloc(&state.arena, std::max<int64_t>(arenaBytes, 256)),
              "allocating the GPU arena", error) ||
       !check(cudaMalloc(&state.errorFlag, sizeof(int)), "cudaMalloc", error) ||
-      !checkBlas(cublasCreate(&state.blas), error))
+      !loadCublas(error) || !checkBlas(cublas.create(&state.blas), error))
     return false;
   return true;
 }
 
 void cuda::stop() {
   if (state.blas)
-    cublasDestroy(state.blas);
+    cublas.destroy(state.blas);
   if (state.staging)
     cudaFreeHost(state.staging);
   cudaFree(state.arena);

@@ -32,6 +32,7 @@ def infer(x):
     return status, out
 
 
+threads_before_load = len(os.listdir("/proc/self/task"))
 x = np.ascontiguousarray(rng.standard_normal((128, 13), dtype=np.float32))
 status, _ = infer(x)
 print(f"infer before load: status {status}: {error.value.decode()}")
@@ -45,6 +46,44 @@ for call in range(3):  # the loaded model serves repeated calls
     status, out = infer(x)
     assert status == 0, error.value
     tandem_e2e.check(f"library call {call}", out, expected)
+
+# A second load, good or bad, is refused and leaves the loaded model as it
+# was (a failed load used to unload it).
+for name, weights_path in [("second load", path),
+                           ("second load of a missing file", path + ".missing")]:
+    status = model.tandem_model_load(weights_path.encode(), b"sim", error,
+                                     len(error))
+    print(f"{name}: status {status}: {error.value.decode()}")
+    status, out = infer(x)
+    assert status == 0, error.value
+    tandem_e2e.check(f"call after the {name}", out, expected)
+
+# Threads calling one model take turns: every result is right.
+import threading  # noqa: E402
+results = []
+
+
+def worker(seed):
+    local = np.ascontiguousarray(
+        np.random.default_rng(seed).standard_normal((128, 13), dtype=np.float32))
+    out = np.empty((128, 1), np.float32)
+    status = model.tandem_model_infer(
+        (ctypes.c_void_p * 1)(local.ctypes.data),
+        (ctypes.c_void_p * 1)(out.ctypes.data), None, 0)
+    want = tandem_e2e.mlp_reference(local, weights)
+    results.append(status == 0 and np.allclose(out, want, rtol=1e-4, atol=1e-5))
+
+
+threads = [threading.Thread(target=worker, args=(seed,)) for seed in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(f"8 threads calling one model: {sum(results)} of 8 right")
+
 model.tandem_model_unload()
 status, _ = infer(x)
 print(f"infer after unload: status {status}")
+# Unloaded, the library has no thread of its own left running.
+threads_now = len(os.listdir("/proc/self/task"))
+print(f"threads after unload: {threads_now - threads_before_load} more than before loading")
