@@ -26,8 +26,6 @@ from .mlir import Value
 from .weights import is_supported, write_safetensors
 
 PIN_KEY = "tandem_pin"
-
-
 MAX_GPU_ORDINAL = (1 << 31) - 1
 # torch.export keeps global state while it traces (the fake-tensor mode
 # stack, node-meta annotations): one export at a time in this process.
@@ -41,9 +39,7 @@ def check_device(device) -> str:
         raise ExportError(f"device_guard: device must be a string ('cpu', 'gpu' or "
                           f"'gpu:N'), got {type(device).__name__}")
     kind, sep, ordinal = device.partition(":")
-    if kind == "cpu" and not sep:
-        return device
-    if kind == "gpu" and not sep:
+    if kind in ("cpu", "gpu") and not sep:
         return device
     if (kind == "gpu" and ordinal.isascii() and ordinal.isdigit()
             and int(ordinal) <= MAX_GPU_ORDINAL):

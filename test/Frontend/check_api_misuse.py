@@ -17,10 +17,10 @@ then a summary line per family. Exits 1 when any case FAILED.
     check_api_misuse.py SCRATCH_FOLDER
 """
 import contextlib
+import gc
 import io
 import os
-import re
-import stat
+import pathlib
 import subprocess
 import sys
 import traceback
@@ -148,9 +148,10 @@ a_folder = os.path.join(scratch, "a-folder")
 os.makedirs(a_folder, exist_ok=True)
 
 
-def exported(prefix):
-    return all(os.path.exists(str(prefix) + suffix) for suffix in (".mlir", ".safetensors"))
-
+def exported(module, args, prefix):
+    """export() accepted the arguments and wrote both files it returned."""
+    paths = tandem.export(module, args, prefix)
+    return all(os.path.isfile(path) for path in paths)
 
 # -- tandem.export(module, example_args, prefix) -------------------------------
 E = "export"
@@ -189,17 +190,15 @@ fails(E, "prefix.mlir is a folder", lambda: tandem.export(
     linear, (x,), os.path.join(scratch, "e", "taken")))
 fails(E, "weights on the meta device", lambda: tandem.export(
     nn.Linear(4, 3, device="meta"), (x,), prefix))
-print(f"{E} files left behind: {sorted(os.listdir(os.path.join(scratch, 'e')))}")
-works(E, "example_args a single tensor", lambda: exported(
-    tandem.export(linear, x, prefix + "-single")[0][:-5]))
-works(E, "example_args a list", lambda: exported(
-    tandem.export(linear, [x], prefix + "-list")[0][:-5]))
+left = sorted(os.listdir(os.path.join(scratch, "e")))
+print(f"{E} files left behind: {left}")
+record(E, left == ["taken.mlir"])  # the folder made above
+works(E, "example_args a single tensor", lambda: exported(linear, x, prefix + "-single"))
+works(E, "example_args a list", lambda: exported(linear, [x], prefix + "-list"))
 works(E, "example_args requires grad (non-leaf)", lambda: exported(
-    tandem.export(linear, (torch.randn(2, 4, requires_grad=True) * 2,),
-                  prefix + "-grad")[0][:-5]))
+    linear, (torch.randn(2, 4, requires_grad=True) * 2,), prefix + "-grad"))
 works(E, "prefix a pathlib.Path", lambda: exported(
-    __import__("pathlib").Path(tandem.export(linear, (x,), __import__("pathlib").Path(
-        prefix + "-path"))[0]).with_suffix("")))
+    linear, (x,), pathlib.Path(prefix + "-path")))
 
 # -- tandem.compile(module, example_args, gpu_memory, device_profile, strategy,
 #    backend, workdir) and $TANDEM_COMPILE ------------------------------------
@@ -276,8 +275,11 @@ os.environ["REAL_TANDEM_COMPILE"] = tandem.find_compiler()
 for what, program in fake.items():
     with environment("TANDEM_COMPILE", program):
         fails(C, f"TANDEM_COMPILE {what}", lambda: compile_linear((x,)))
-print(f"{C} libraries still mapped: "
-      f"{sum(mapped(os.path.join(root, name)) for root, _, names in os.walk(work) for name in names if name.endswith('.so'))}")
+libraries = [os.path.join(root, name) for root, _, names in os.walk(work)
+             for name in names if name.endswith(".so")]
+still = sum(mapped(library) for library in libraries)
+print(f"{C} libraries still mapped: {still}")
+record(C, still == 0)
 
 
 def compiled_right(*args, **kwargs):
@@ -290,8 +292,7 @@ def compiled_right(*args, **kwargs):
 
 
 works(C, "example_args a single tensor", lambda: compiled_right(x, workdir=work))
-works(C, "workdir a pathlib.Path", lambda: compiled_right(
-    (x,), workdir=__import__("pathlib").Path(work)))
+works(C, "workdir a pathlib.Path", lambda: compiled_right((x,), workdir=pathlib.Path(work)))
 works(C, "gpu_memory an int", lambda: compiled_right((x,), gpu_memory=1 << 30,
                                                      workdir=work))
 
@@ -383,21 +384,21 @@ fails(M, "weights None", lambda: load(weights_path=None))
 fails(M, "weights not safetensors", lambda: load(weights_path=a_file))
 fails(M, "backend 'tpu'", lambda: load(backend="tpu"))
 print(f"{M} mapped after failed loads: {mapped(library)}")
+record(M, mapped(library) == 0)
 first = load()
 fails(M, "same library twice at once", lambda: load())
 works(M, "the first still right", lambda: torch.allclose(first(x), expected, atol=1e-6))
 first.close()
 print(f"{M} mapped after close: {mapped(library)}")
+record(M, mapped(library) == 0)
 works(M, "again after close", lambda: (lambda m: (torch.allclose(m(x), expected, atol=1e-6),
                                                   m.close())[0])(load()))
 unraisable = []
 sys.unraisablehook = lambda info: unraisable.append(info)
-broken = None
 try:
     load(weights_path=a_file)
 except tandem.TandemError:
     pass
-import gc  # noqa: E402
 gc.collect()
 print(f"{M} errors from __del__ after failed loads: {len(unraisable)}")
 record(M, not unraisable)
