@@ -51,13 +51,22 @@ def import_file(spec, target):
         sys.path.insert(0, folder)
     try:
         module_spec.loader.exec_module(module)
-    except SyntaxError as error:
-        raise TandemError(f"model '{spec}': {target} has a syntax error at line "
-                          f"{error.lineno}: {error.msg}") from None
     except (Exception, SystemExit) as error:  # noqa: BLE001  the user's code
-        raise TandemError(f"model '{spec}': importing {target} raised "
-                          f"{describe_exception(error)}") from None
+        raise import_failure(spec, target, error) from None
     return module
+
+
+def import_failure(spec, target, error, by_name=False) -> TandemError:
+    """The TandemError for the user's module `target` failing to import
+    (`by_name`: imported as package.module, which may itself be missing)."""
+    if by_name and isinstance(error, ImportError):
+        return TandemError(f"model '{spec}': cannot import {target}: {error}")
+    if isinstance(error, SyntaxError):
+        where = error.filename if error.filename else target
+        return TandemError(f"model '{spec}': {where} has a syntax error at line "
+                           f"{error.lineno}: {error.msg}")
+    return TandemError(f"model '{spec}': importing {target} raised "
+                       f"{describe_exception(error)}")
 
 
 def load_factory(spec: str):
@@ -70,15 +79,8 @@ def load_factory(spec: str):
     else:
         try:
             module = importlib.import_module(target)
-        except ImportError as error:
-            raise TandemError(f"model '{spec}': cannot import {target}: {error}") \
-                from None
-        except SyntaxError as error:
-            raise TandemError(f"model '{spec}': {error.filename} has a syntax error "
-                              f"at line {error.lineno}: {error.msg}") from None
         except (Exception, SystemExit) as error:  # noqa: BLE001  the user's code
-            raise TandemError(f"model '{spec}': importing {target} raised "
-                              f"{describe_exception(error)}") from None
+            raise import_failure(spec, target, error, by_name=True) from None
     factory = getattr(module, name, None)
     if not callable(factory):
         raise TandemError(f"model '{spec}': {target} has no callable '{name}'")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import torch
 
+from .arguments import non_dense_layout, path_argument
 from .errors import CompileError, RuntimeFailure
 from .lowering import TORCH_ELEMENTS
 
@@ -38,23 +39,6 @@ ERROR_SIZE = 4096
 # taken.
 _loaded_libraries = set()
 _loaded_lock = threading.Lock()
-
-
-def path_argument(name, value, error_class, empty_ok=False) -> str:
-    """`value` (str, bytes or os.PathLike) as a str path, or `error_class`
-    naming the argument."""
-    if isinstance(value, os.PathLike):
-        value = os.fspath(value)
-    if isinstance(value, bytes):
-        value = os.fsdecode(value)
-    if not isinstance(value, str):
-        raise error_class(f"{name} must be a path (str or os.PathLike), got "
-                          f"{type(value).__name__}")
-    if not value and not empty_ok:
-        raise error_class(f"{name} is empty")
-    if "\0" in value:
-        raise error_class(f"{name} {value!r} contains a NUL character")
-    return value
 
 
 def find_compiler() -> str:
@@ -298,8 +282,8 @@ class CompiledModel:
             if not isinstance(arg, torch.Tensor):
                 raise RuntimeFailure(f"input {k} is {type(arg).__name__}, not a "
                                      "tensor")
-            if arg.is_nested or arg.layout != torch.strided:
-                layout = "nested" if arg.is_nested else str(arg.layout)
+            layout = non_dense_layout(arg)
+            if layout:
                 raise RuntimeFailure(f"input {k} is a {layout} tensor; the model "
                                      "takes dense tensors (call .to_dense())")
             if arg.is_meta:

@@ -19,6 +19,7 @@ import traceback
 import torch
 
 from . import mlir
+from .arguments import non_dense_layout, path_argument
 from .errors import ExportError
 from .lowering import LOWERINGS, Context, Unavailable, tensor_type
 from .sources import TORCH_DIR, describe, location_of, short_path
@@ -288,18 +289,10 @@ def export_model(module, example_args, prefix: str) -> "Exporter":
 
 def check_prefix(prefix) -> str:
     """The output prefix as a str path, or an ExportError naming it."""
-    if isinstance(prefix, os.PathLike):
-        prefix = os.fspath(prefix)
-    if isinstance(prefix, bytes):
-        prefix = os.fsdecode(prefix)
-    if not isinstance(prefix, str):
-        raise ExportError(f"prefix must be a path (str or os.PathLike) such as "
-                          f"'out/model', got {type(prefix).__name__}")
-    if not prefix:
+    if isinstance(prefix, str) and not prefix:
         raise ExportError("prefix is empty: give a path such as 'out/model' "
                           "(the files are prefix.mlir and prefix.safetensors)")
-    if "\0" in prefix:
-        raise ExportError(f"prefix {prefix!r} contains a NUL character")
+    prefix = path_argument("prefix", prefix, ExportError, example="out/model")
     separators = tuple(s for s in (os.sep, os.altsep) if s)
     if prefix.endswith(separators) or os.path.basename(prefix) in (".", ".."):
         raise ExportError(f"prefix '{prefix}' names a folder: give a path inside "
@@ -340,8 +333,8 @@ def normalize_example_args(module, example_args):
         if not isinstance(arg, torch.Tensor):
             raise ExportError(f"example_args[{k}] is {type(arg).__name__}, not a "
                               "tensor (Tandem models take a flat tuple of tensors)")
-        if arg.is_nested or arg.layout != torch.strided:
-            layout = "nested" if arg.is_nested else str(arg.layout)
+        layout = non_dense_layout(arg)
+        if layout:
             raise ExportError(f"example_args[{k}] is a {layout} tensor: Tandem "
                               "compiles dense tensors (pass .to_dense())")
     check_forward_takes(module, example_args)
