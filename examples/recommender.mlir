@@ -1,4 +1,4 @@
-// A DLRM-style recommender: the model of USERS.md story 1.
+// A DLRM-style recommender: the model of user story 1.
 //
 // Each of 4096 samples looks up 8 ids in one embedding table of
 // 10,000,000 x 150 float32 (5.59 GiB), sums them into a 150-wide bag, and

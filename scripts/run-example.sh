@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job: sets Tandem up (scripts/setup.sh), then places the shipped
-# example model (examples/recommender.mlir, USERS.md story 1: a 10M x 150
+# example model (examples/recommender.mlir, user story 1: a 10M x 150
 # embedding table and an MLP tower) on a V100 under a 4 GiB GPU budget. It
 # prints where each op went and why it pays, compares the strategies, draws
 # the placed graph, compiles the model into a native executable and runs it

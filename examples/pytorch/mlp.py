@@ -1,4 +1,4 @@
-"""USERS.md story 3: the 13->16->32->1 regression MLP on 506 rows. Tandem
+"""User story 3: the 13->16->32->1 regression MLP on 506 rows. Tandem
 keeps all of it on the CPU, with a GPU right there and no budget: the cost
 model says why (each op's CPU and GPU time, and what moving x in and the
 result out would add), and the compiled binary shows the time it takes.

@@ -1,4 +1,4 @@
-"""USERS.md story 1 from PyTorch: a recommender whose embedding table
+"""User story 1 from PyTorch: a recommender whose embedding table
 (1,000,000 x 64 float32, 244 MiB) does not fit the GPU budget (128 MiB)
 next to the rest. Tandem puts the table and its lookup on the CPU by itself
 and keeps the MLP tower on the GPU; with tandem.device_guard("cpu") the

@@ -1,5 +1,5 @@
 """A small builder for one `func.func @main` in the tandem dialect, printed in
-MLIR's generic form (the spelling DESIGN.md §2 fixes and `tandem-opt` always
+MLIR's generic form (the spelling the IR contract fixes and `tandem-opt` always
 parses).
 
 It knows nothing of PyTorch: values are typed SSA names, ops are a name, some

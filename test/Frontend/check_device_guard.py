@@ -9,7 +9,7 @@ ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "examples", "pytorch"))
 import tandem  # noqa: E402
-from recommender import Recommender  # noqa: E402  USERS.md story 1's model
+from recommender import Recommender  # noqa: E402  user story 1's model
 
 
 def placement(model, ids, workdir):

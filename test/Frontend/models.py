@@ -37,7 +37,7 @@ def randomize_batch_norm(model):
 
 @seeded
 def mlp():
-    """The 13→16→32→1 regression MLP of USERS.md story 3, batch 506."""
+    """The 13→16→32→1 regression MLP of user story 3, batch 506."""
     model = nn.Sequential(nn.Linear(13, 16), nn.ReLU(), nn.Linear(16, 32),
                           nn.ReLU(), nn.Linear(32, 1))
     return model, (torch.randn(506, 13),)

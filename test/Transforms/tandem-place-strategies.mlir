@@ -1,4 +1,4 @@
-// Every strategy on the recommender of USERS.md story 1 (10M x 150 table,
+// Every strategy on the recommender of user story 1 (10M x 150 table,
 // MLP tower, batch 4096) on a V100 with a 4 GiB budget. The report's
 // objective is recomputed from its ops and values by check_report.py.
 

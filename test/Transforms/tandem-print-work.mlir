@@ -15,7 +15,7 @@
 // CHECK-NEXT: total: 7 ops, 268439554 flops (0.268 GFLOP), 4751408 bytes read (4.53 MiB), 557104 bytes written (544.05 KiB), weights 4194304 bytes (4.00 MiB)
 // IR: tandem.dynamic_slice
 func.func @main(%x: tensor<128x1024xf32>) -> tensor<64x64xf32> {
-  // USERS.md story 2: offsets computed from a shape feed a host operand.
+  // User story 2: offsets computed from a shape feed a host operand.
   %w = tandem.weight "w" : tensor<1024x1024xf32>
   %y = tandem.matmul %x, %w : (tensor<128x1024xf32>, tensor<1024x1024xf32>) -> tensor<128x1024xf32>
   %s = tandem.shape %y : tensor<128x1024xf32> -> tensor<2xi64>

@@ -2,7 +2,7 @@
 //
 // Placement seen as a graph: ops with a time on each device, and the values
 // between them with a transfer time per direction. The semantics (fixed by
-// DESIGN.md §3 and issue 3):
+// the placement model of docs/placement.md):
 //
 // - function arguments arrive on the CPU; results are returned on the CPU;
 // - a host operand is read on the CPU whatever its consumer's device;

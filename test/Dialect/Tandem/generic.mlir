@@ -1,5 +1,5 @@
 // The generic form as the Python exporter writes it: attributes in the
-// dictionary with the kinds DESIGN.md §2 fixes, defaults left out. It must
+// dictionary with the kinds the IR contract fixes, defaults left out. It must
 // parse, verify and print in the custom form.
 // RUN: tandem-opt %s | FileCheck %s
 

@@ -1,4 +1,4 @@
-// The recommender of USERS.md story 1 at CI size: a 20000 x 64 table (5 MB)
+// The recommender of user story 1 at CI size: a 20000 x 64 table (5 MB)
 // that a 4 MiB GPU budget cannot hold, 8 lookups per sample, batch 256.
 func.func @main(%ids: tensor<256x8xi64>, %dense: tensor<256x13xf32>) -> tensor<256x1xf32> {
   %table = tandem.weight "embedding.weight" : tensor<20000x64xf32>

@@ -1,4 +1,4 @@
-// USERS.md story 2, the costly way: the crop's offsets are computed from the
+// User story 2, the costly way: the crop's offsets are computed from the
 // data by an argmax pinned to the GPU, so they must be copied back to the
 // host that reads them. Placement prices that copy like any other.
 func.func @main(%x: tensor<2048x2048xf32>) -> tensor<256x256xf32> {

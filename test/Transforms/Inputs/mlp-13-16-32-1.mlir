@@ -1,4 +1,4 @@
-// USERS.md story 3: a 13 -> 16 -> 32 -> 1 regression MLP at batch 128 (the
+// User story 3: a 13 -> 16 -> 32 -> 1 regression MLP at batch 128 (the
 // Boston housing model): launch overhead and copies dominate, so the CPU wins.
 func.func @main(%x: tensor<128x13xf32>) -> tensor<128x1xf32> {
   %w0 = tandem.weight "fc0.weight" : tensor<16x13xf32>

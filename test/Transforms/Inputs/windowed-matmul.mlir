@@ -1,4 +1,4 @@
-// USERS.md story 2: a large matmul whose output is cropped by dynamic_slice,
+// User story 2: a large matmul whose output is cropped by dynamic_slice,
 // with offsets computed from the output's shape by a small integer op. The
 // offsets are read on the host: computed on the CPU they need no copy.
 func.func @main(%x: tensor<2048x2048xf32>) -> tensor<256x256xf32> {

@@ -1,6 +1,6 @@
 //===- TandemOps.cpp - tandem op verifiers and syntax ---------------------===//
 //
-// Each verifier checks the shape rule of its op (DESIGN.md §2) and names the
+// Each verifier checks the shape rule of its op (the IR contract) and names the
 // rule it finds broken. Element types and attribute kinds are checked by the
 // constraints generated from TandemOps.td.
 //

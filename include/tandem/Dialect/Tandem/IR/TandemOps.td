@@ -1,6 +1,6 @@
 //===- TandemOps.td - tandem op definitions ----------------*- tablegen -*-===//
 //
-// Every op of the IR contract (DESIGN.md §2). Names, operands and attribute
+// Every op of the IR contract. Names, operands and attribute
 // names and kinds are fixed interfaces: tests, users and the Python exporter
 // write them in the generic form.
 //
