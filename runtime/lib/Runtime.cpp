@@ -477,6 +477,39 @@ std::string firstBeyond(const Image &image, int64_t budget) {
                          : culprit;
 }
 
+/// Whether what the run keeps in host memory (the CPU arena, the sim
+/// backend's GPU arena, the inputs, random weights) fits in this machine's
+/// memory: beyond it the kernel would kill the process half-way instead of
+/// an error now. (Weights from a file are mapped, paged in as read.)
+bool fitsHostMemory(const TandemRuntime &rt, std::string &error) {
+  auto add = [](uint64_t a, uint64_t b) {
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+  };
+  uint64_t inputs = 0, weights = 0;
+  for (const TensorDesc &input : rt.image.inputs)
+    inputs = add(inputs, input.bytes());
+  if (rt.options.randomWeights)
+    for (const WeightRecord &weight : rt.image.weights)
+      weights = add(weights, weight.tensor.bytes());
+  uint64_t arenas = add(uint64_t(rt.image.cpuArena),
+                        rt.useCuda ? 0 : uint64_t(rt.image.gpuArena));
+  uint64_t needed = add(add(arenas, inputs), weights);
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || pageSize <= 0)
+    return true; // unknown: let the allocations say
+  uint64_t memory = uint64_t(pages) * uint64_t(pageSize);
+  if (needed <= memory)
+    return true;
+  error = "the model needs " + std::to_string(needed) +
+          " bytes of host memory (arenas " + std::to_string(arenas) +
+          ", inputs " + std::to_string(inputs) +
+          (rt.options.randomWeights
+               ? ", random weights " + std::to_string(weights)
+               : std::string()) +
+          "), more than this machine's " + std::to_string(memory) + " bytes";
+  return false;
+}
+
 /// Picks the device backend, checks the budget and allocates the arenas.
 bool setUp(TandemRuntime &rt, std::string &error) {
   std::string why;
@@ -515,6 +548,8 @@ bool setUp(TandemRuntime &rt, std::string &error) {
             std::to_string(budget) + " bytes" + firstBeyond(rt.image, budget);
     return false;
   }
+  if (!fitsHostMemory(rt, error))
+    return false;
   rt.arenas[img::kCpu] = allocateArena(rt.image.cpuArena, error);
   if (!rt.arenas[img::kCpu])
     return false;
