@@ -7,6 +7,8 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include "llvm/Support/FileSystem.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -162,10 +164,14 @@ namespace {
 /// Bounds on a profile's figures: 1e21 (a zettaflop per second) is above any
 /// rate or bandwidth; 2^50 bytes (1 PiB) above any device's memory.
 constexpr double kMaxFigure = 1e21;
+/// Rates and bandwidths divide work and sizes: below one operation or byte
+/// per second they are nonsense, and times would overflow to infinity.
+constexpr double kMinRate = 1;
 constexpr int64_t kMaxMemoryBytes = int64_t(1) << 50;
 /// JSON nesting deeper than any profile needs; llvm::json's parser recurses
 /// once per level, so deeper input is refused before it is parsed.
 constexpr int kMaxJsonDepth = 64;
+constexpr uint64_t kMaxProfileBytes = 1 << 20;
 
 /// Whether `json` nests objects and arrays more than `limit` deep (brackets
 /// inside strings do not count).
@@ -207,8 +213,8 @@ public:
       return 0;
     std::optional<double> number = value->getAsNumber();
     if (!number || !std::isfinite(*number) || *number < 0 ||
-        (positive && *number == 0) || *number > kMaxFigure) {
-      fail(key, positive ? "a positive number of at most 1e21"
+        (positive && *number < kMinRate) || *number > kMaxFigure) {
+      fail(key, positive ? "a number from 1 to 1e21"
                          : "a non-negative number of at most 1e21");
       return 0;
     }
@@ -389,6 +395,22 @@ Expected<DeviceProfile> tandem::loadDeviceProfile(StringRef nameOrPath) {
         "unknown device profile '" + nameOrPath +
             "': expected one of h200, a100-80gb, v100-32gb, host, or the "
             "path of a .json profile");
+  // A profile is a small regular file: a FIFO or a device (/dev/zero) would
+  // block or never end.
+  llvm::sys::fs::file_status status;
+  if (!llvm::sys::fs::status(nameOrPath, status)) {
+    if (!llvm::sys::fs::is_regular_file(status))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "cannot read device profile '" +
+                                         nameOrPath +
+                                         "': it is not a regular file");
+    if (status.getSize() > kMaxProfileBytes)
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          "device profile '" + nameOrPath + "' is " +
+              llvm::Twine(status.getSize()) +
+              " bytes: a profile is a few hundred bytes (at most 1 MiB)");
+  }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
       llvm::MemoryBuffer::getFile(nameOrPath);
   if (!file)
@@ -443,8 +465,14 @@ Expected<int64_t> tandem::parseByteSize(StringRef text) {
     if (badNumber || suffix != name)
       continue;
     double bytes = value * scale;
+    auto refuse = [&](const llvm::Twine &why) {
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "'" + original + "' " + why);
+    };
     if (bytes > 9.0e18)
-      break;
+      return refuse("is beyond any GPU's memory (at most 9e18 bytes)");
+    if (bytes != std::floor(bytes))
+      return refuse("is not a whole number of bytes");
     return static_cast<int64_t>(bytes);
   }
   return llvm::createStringError(

@@ -13,13 +13,27 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Whether `path` names an existing file that is neither regular nor a
-/// directory: a device, a FIFO, a socket.
+/// Whether `path` must be written where it is rather than staged and
+/// renamed: an existing file that is neither regular nor a directory (a
+/// device, a FIFO), or anything under /dev or /proc (/dev/stdout may lead to
+/// a regular file; renaming over it would replace the link).
 static bool isStream(llvm::StringRef path) {
+  if (path.starts_with("/dev/") || path.starts_with("/proc/"))
+    return true;
   llvm::sys::fs::file_status status;
   return !llvm::sys::fs::status(path, status) &&
          !llvm::sys::fs::is_regular_file(status) &&
          !llvm::sys::fs::is_directory(status);
+}
+
+/// The file a path names: a symbolic link's target (so that staging and
+/// renaming replace the target, not the link), else the path itself.
+static std::string resolveLinks(llvm::StringRef path) {
+  llvm::SmallString<256> real;
+  if (llvm::sys::fs::is_symlink_file(path) &&
+      !llvm::sys::fs::real_path(path, real))
+    return real.str().str();
+  return path.str();
 }
 
 llvm::Error tandem::checkOutputPath(llvm::StringRef path, OutputKind kind) {
@@ -42,19 +56,22 @@ llvm::Error tandem::checkOutputPath(llvm::StringRef path, OutputKind kind) {
   return llvm::Error::success();
 }
 
-llvm::Expected<StagedOutput> StagedOutput::create(llvm::StringRef path) {
-  if (llvm::Error error = checkOutputPath(path, OutputKind::Binary))
+llvm::Expected<StagedOutput> StagedOutput::create(llvm::StringRef given) {
+  if (llvm::Error error = checkOutputPath(given, OutputKind::Binary))
     return std::move(error);
-  // Beside the output, so the final rename stays on one file system.
+  std::string path = resolveLinks(given);
+  // Beside the output, so the final rename stays on one file system; a
+  // short name of its own, so a path near the length limit still works.
+  llvm::SmallString<256> model = llvm::sys::path::parent_path(path);
+  llvm::sys::path::append(model, ".tandem-partial-%%%%%%%%");
   llvm::SmallString<256> temp;
   int fd;
-  if (std::error_code code = llvm::sys::fs::createUniqueFile(
-          path + ".partial-%%%%%%%%", fd, temp))
-    return makeError("cannot write '" + path + "': " + code.message());
+  if (std::error_code code = llvm::sys::fs::createUniqueFile(model, fd, temp))
+    return makeError("cannot write '" + given + "': " + code.message());
   llvm::sys::fs::closeFile(fd);
   // An interrupted tool leaves no partial file behind.
   llvm::sys::RemoveFileOnSignal(temp);
-  return StagedOutput(path.str(), temp.str().str());
+  return StagedOutput(path, temp.str().str());
 }
 
 StagedOutput::StagedOutput(StagedOutput &&other)

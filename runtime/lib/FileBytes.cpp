@@ -3,11 +3,13 @@
 #include "FileBytes.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 using namespace tandem::rt;
@@ -72,10 +74,29 @@ bool tandem::rt::writeFileBytes(const std::string &path,
   return ok;
 }
 
+/// Whether `path` must be written where it is rather than staged and
+/// renamed: an existing file that is neither regular nor a directory, or
+/// anything under /dev or /proc (/dev/stdout may lead to a regular file;
+/// renaming over it would replace the link).
 static bool isStream(const std::string &path) {
+  if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0)
+    return true;
   struct stat info;
   return stat(path.c_str(), &info) == 0 && !S_ISREG(info.st_mode) &&
          !S_ISDIR(info.st_mode);
+}
+
+/// A symbolic link's target (staging replaces the target, not the link).
+static std::string resolveLinks(const std::string &path) {
+  struct stat info;
+  if (lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
+    return path;
+  char *real = realpath(path.c_str(), nullptr);
+  if (!real)
+    return path;
+  std::string resolved = real;
+  std::free(real);
+  return resolved;
 }
 
 bool tandem::rt::checkOutputPath(const std::string &path,
@@ -98,28 +119,105 @@ bool tandem::rt::checkOutputPath(const std::string &path,
   return true;
 }
 
-std::string StagedWrites::stage(const std::string &path, std::string &error) {
-  if (!checkOutputPath(path, error))
+std::string StagedWrites::stage(const std::string &given, Target target,
+                                std::string &error) {
+  if (!checkOutputPath(given, error))
     return "";
-  if (isStream(path))
-    return path;
-  std::string temp = path + ".partial-" + std::to_string(getpid()) + "-" +
-                     std::to_string(staged.size());
+  if (isStream(given)) {
+    if (target == Target::StreamAllowed)
+      return given;
+    error = "cannot write '" + given + "': it is not a regular file";
+    return "";
+  }
+  std::string path = resolveLinks(given);
+  // A short name of its own beside the output (the rename stays on one file
+  // system; a name near the length limit still works).
+  size_t slash = path.rfind('/');
+  std::string folder =
+      slash == std::string::npos ? "" : path.substr(0, slash + 1);
+  std::string temp = folder + ".tandem-partial-" + std::to_string(getpid()) +
+                     "-" + std::to_string(staged.size());
   staged.emplace_back(temp, path);
+  registerForSignals(temp);
   return temp;
 }
 
 bool StagedWrites::commit(std::string &error) {
-  for (auto &[temp, path] : staged)
+  for (auto &[temp, path] : staged) {
     if (std::rename(temp.c_str(), path.c_str()) != 0) {
       error = "cannot write '" + path + "': " + std::strerror(errno);
       return false;
     }
+    unregisterForSignals(temp);
+  }
   staged.clear();
   return true;
 }
 
 StagedWrites::~StagedWrites() {
-  for (auto &[temp, path] : staged)
+  for (auto &[temp, path] : staged) {
     std::remove(temp.c_str());
+    unregisterForSignals(temp);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Removing staged files when the run is interrupted
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The staged files not yet renamed, for the signal handler: a fixed table
+/// of paths, since a handler may neither allocate nor lock.
+constexpr int kMaxStaged = 64;
+constexpr size_t kMaxPath = 4096;
+char stagedPaths[kMaxStaged][kMaxPath];
+volatile sig_atomic_t stagedUsed[kMaxStaged];
+struct sigaction previous[2];
+constexpr int kSignals[2] = {SIGINT, SIGTERM};
+
+void removeStagedAndReraise(int signal) {
+  for (int i = 0; i < kMaxStaged; ++i)
+    if (stagedUsed[i])
+      unlink(stagedPaths[i]);
+  for (int k = 0; k < 2; ++k)
+    if (kSignals[k] == signal)
+      sigaction(signal, &previous[k], nullptr);
+  raise(signal);
+}
+
+void installHandlers() {
+  static bool installed = false;
+  if (installed)
+    return;
+  installed = true;
+  struct sigaction action = {};
+  action.sa_handler = removeStagedAndReraise;
+  sigemptyset(&action.sa_mask);
+  for (int k = 0; k < 2; ++k) {
+    sigaction(kSignals[k], nullptr, &previous[k]);
+    // An ignored signal (a background job's SIGINT) stays ignored.
+    if (previous[k].sa_handler != SIG_IGN)
+      sigaction(kSignals[k], &action, nullptr);
+  }
+}
+} // namespace
+
+void StagedWrites::registerForSignals(const std::string &temp) {
+  if (temp.size() >= kMaxPath)
+    return;
+  installHandlers();
+  for (int i = 0; i < kMaxStaged; ++i)
+    if (!stagedUsed[i]) {
+      std::memcpy(stagedPaths[i], temp.c_str(), temp.size() + 1);
+      stagedUsed[i] = 1;
+      return;
+    }
+}
+
+void StagedWrites::unregisterForSignals(const std::string &temp) {
+  for (int i = 0; i < kMaxStaged; ++i)
+    if (stagedUsed[i] && temp == stagedPaths[i]) {
+      stagedUsed[i] = 0;
+      return;
+    }
 }

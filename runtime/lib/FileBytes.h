@@ -44,13 +44,23 @@ public:
   StagedWrites &operator=(const StagedWrites &) = delete;
   ~StagedWrites();
 
+  enum class Target {
+    RegularFile,   ///< a result: an existing stream there is an error
+    StreamAllowed, ///< a report: /dev/stdout or a FIFO is written directly
+  };
+
   /// Where to write `path`'s bytes; "" with `error` set if `path` cannot be
-  /// an output (a directory, a missing folder).
-  std::string stage(const std::string &path, std::string &error);
+  /// an output (a directory, a missing folder). A symbolic link's target is
+  /// what gets replaced. Until commit, an interrupt (SIGINT, SIGTERM)
+  /// removes the staged file.
+  std::string stage(const std::string &path, Target target,
+                    std::string &error);
   /// Renames every staged file over its path.
   bool commit(std::string &error);
 
 private:
+  static void registerForSignals(const std::string &temp);
+  static void unregisterForSignals(const std::string &temp);
   std::vector<std::pair<std::string, std::string>> staged; // (temp, path)
 };
 

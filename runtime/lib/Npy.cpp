@@ -243,6 +243,11 @@ bool tandem::rt::parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
     return false;
   }
   array.data.assign(bytes + dataStart, bytes + dataStart + dataBytes);
+  // A bool is any nonzero byte (NumPy's view of a uint8 array); the kernels
+  // compare bools as bytes, so they are made 0 or 1 here.
+  if (array.dtype == DType::Bool)
+    for (uint8_t &b : array.data)
+      b = b != 0;
   return true;
 }
 

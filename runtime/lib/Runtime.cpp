@@ -17,6 +17,8 @@
 #include "tandem/runtime/Npy.h"
 #include "tandem/runtime/Safetensors.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -141,6 +143,7 @@ struct OpStats {
 };
 
 struct Options {
+  std::vector<std::string> given; // the flags on the command line
   std::vector<std::string> inputs;
   std::string outputDir, weights, backend = "auto", profileJson, trace;
   bool listDevices = false;
@@ -266,7 +269,8 @@ void usage(const char *program) {
 }
 
 bool parseUnsigned(const char *text, uint64_t &value) {
-  if (!*text)
+  // Digits only: strtoull would skip spaces and accept a sign.
+  if (*text < '0' || *text > '9')
     return false;
   char *end = nullptr;
   errno = 0;
@@ -285,6 +289,7 @@ Options parseOptions(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
+    options.given.push_back(flag);
     auto value = [&]() -> const char * {
       if (i + 1 >= argc)
         fatal("missing value after " + flag);
@@ -432,6 +437,16 @@ bool loadWeights(TandemRuntime &rt, const std::string &path,
                 dtypeName(weight.tensor.dtype);
         return false;
       }
+      // Mapped read-only, a bool weight cannot be made 0/1 in place as
+      // inputs are: another byte is refused.
+      if (entry->dtype == DType::Bool)
+        for (uint64_t b = 0; b < entry->bytes; ++b)
+          if (entry->data[b] > 1) {
+            error = "weight '" + weight.name + "' in '" + path +
+                    "' is BOOL but holds the byte " +
+                    std::to_string(entry->data[b]) + " (bools are 0 or 1)";
+            return false;
+          }
       rt.weightData[i] = const_cast<uint8_t *>(entry->data);
     }
   }
@@ -602,19 +617,31 @@ std::string writeOutputs(TandemRuntime &rt) {
            std::strerror(errno);
   if (stat(folder.c_str(), &info) != 0 || !S_ISDIR(info.st_mode))
     return "--output-dir: '" + folder + "' is not a directory";
+  // Runs writing into one folder at once take turns, so its results are
+  // all from one run.
+  int lock = open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock >= 0)
+    flock(lock, LOCK_EX);
+  auto unlock = [&] {
+    if (lock >= 0)
+      close(lock); // releases the lock
+  };
   StagedWrites files;
   std::string error;
   for (size_t k = 0; k < rt.image.outputs.size(); ++k) {
     const TensorDesc &desc = rt.image.outputs[k];
     std::string path = folder + "/result" + std::to_string(k) + ".npy";
-    std::string temp = files.stage(path, error);
+    std::string temp =
+        files.stage(path, StagedWrites::Target::RegularFile, error);
     if (temp.empty() ||
-        !writeNpy(temp, desc.dtype, desc.shape, rt.outputs[k], error))
+        !writeNpy(temp, desc.dtype, desc.shape, rt.outputs[k], error)) {
+      unlock();
       return "output " + std::to_string(k) + ": " + error;
+    }
   }
-  if (!files.commit(error))
-    return error;
-  return "";
+  bool committed = files.commit(error);
+  unlock();
+  return committed ? "" : error;
 }
 
 /// A JSON string literal.
@@ -642,7 +669,8 @@ void writeReport(const std::string &flag, const std::string &path, F write) {
   std::string error;
   {
     StagedWrites files; // removes its file unless committed
-    std::string temp = files.stage(path, error);
+    std::string temp =
+        files.stage(path, StagedWrites::Target::StreamAllowed, error);
     FILE *f = temp.empty() ? nullptr : std::fopen(temp.c_str(), "w");
     if (!temp.empty() && !f)
       error = "cannot write '" + path + "': " + std::strerror(errno);
@@ -755,13 +783,47 @@ void printProfile(TandemRuntime &rt, double totalSeconds) {
 
 /// The files the run will write can be written: found out before the run,
 /// not after it.
-void checkOutputs(const Options &options) {
+/// Whether `a` and `b` name the same existing file.
+bool sameFile(const std::string &a, const std::string &b) {
+  struct stat x, y;
+  return stat(a.c_str(), &x) == 0 && stat(b.c_str(), &y) == 0 &&
+         x.st_dev == y.st_dev && x.st_ino == y.st_ino;
+}
+
+/// An output would replace a file the run reads: the executable, an input,
+/// the weights (as a compiler refuses -o naming its source).
+void refuseOverwritingInputs(const Options &options, const std::string &flag,
+                             const std::string &path) {
+  std::vector<std::pair<std::string, const char *>> read;
+  for (const std::string &input : options.inputs)
+    read.push_back({input, "an input of the run"});
+  if (!options.weights.empty())
+    read.push_back({options.weights, "the run's weights"});
+  read.push_back({"/proc/self/exe", "this executable"});
+  for (const auto &[file, what] : read)
+    if (sameFile(path, file))
+      fatal(flag + ": '" + path + "' is " + what + ": name another file");
+}
+
+void checkOutputs(const Options &options, size_t results) {
   std::string error;
-  if (!options.profileJson.empty() &&
-      !checkOutputPath(options.profileJson, error))
-    fatal("--profile-json: " + error);
-  if (!options.trace.empty() && !checkOutputPath(options.trace, error))
-    fatal("--trace: " + error);
+  for (size_t k = 0; k < results && !options.outputDir.empty(); ++k)
+    refuseOverwritingInputs(options, "--output-dir",
+                            options.outputDir + "/result" + std::to_string(k) +
+                                ".npy");
+  if (options.outputDir.empty() && std::find(options.given.begin(),
+                                             options.given.end(),
+                                             "--output-dir") !=
+                                       options.given.end())
+    fatal("--output-dir: empty: name a folder");
+  for (auto [flag, path] : {std::pair{"--profile-json", &options.profileJson},
+                            std::pair{"--trace", &options.trace}}) {
+    if (path->empty())
+      continue;
+    if (!checkOutputPath(*path, error))
+      fatal(std::string(flag) + ": " + error);
+    refuseOverwritingInputs(options, flag, *path);
+  }
   struct stat info;
   if (!options.outputDir.empty() &&
       stat(options.outputDir.c_str(), &info) == 0 && !S_ISDIR(info.st_mode))
@@ -792,7 +854,7 @@ int runMain(int argc, char **argv, const int64_t *image, const char *strings,
     listDevices();
     return 0;
   }
-  checkOutputs(rt.options);
+  checkOutputs(rt.options, rt.image.outputs.size());
   double loadStart = now();
   std::string error;
   if (!setUp(rt, error))

@@ -57,6 +57,17 @@ def mutate(text, rng):
     return "".join(lines)
 
 
+def run_tool(command):
+    """Runs a command; a hang (over two minutes) comes back as a crash."""
+    try:
+        return subprocess.run(command, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True,
+                              errors="replace", timeout=120)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, -1, "",
+                                           "HANG: no exit after 120 s")
+
+
 def classify(result):
     """'ok', 'rejected' (exit 1 with an error: message) or 'crashed' (a
     signal, another status, no message, or a sanitizer's report)."""
@@ -102,18 +113,14 @@ def main():
                 f.write(text)
             if os.path.exists(output):
                 os.remove(output)
-            result = subprocess.run(
-                [args.tool, variant, "-o", output] + args.tool_arg,
-                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                errors="replace", timeout=120)
+            result = run_tool([args.tool, variant, "-o", output] +
+                              args.tool_arg)
             outcome = classify(result)
             if outcome == "ok" and args.run:
-                ran = subprocess.run(
+                ran = run_tool(
                     [output, "--random-inputs", "1", "--random-weights", "1",
                      "--device-backend", "sim", "--output-dir",
-                     os.path.join(work, "results")],
-                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                    text=True, errors="replace", timeout=120)
+                     os.path.join(work, "results")])
                 ran_outcome = classify(ran)
                 if ran_outcome == "crashed":
                     result = ran

@@ -35,6 +35,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -51,7 +52,7 @@ static cl::OptionCategory compileCategory("tandem-compile options");
 static cl::opt<std::string> inputFile(cl::Positional, cl::cat(compileCategory), cl::desc("<model.mlir>"),
                                       cl::Required);
 static cl::opt<std::string> outputFile("o", cl::cat(compileCategory), cl::desc("Output file"),
-                                       cl::value_desc("file"), cl::Required);
+                                       cl::value_desc("file"));
 static cl::opt<std::string> gpuMemory("gpu-memory", cl::cat(compileCategory),
                                       cl::desc("GPU memory budget (e.g. 4GiB); "
                                                "default: the profile's"),
@@ -161,9 +162,27 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   cl::HideUnrelatedOptions(compileCategory);
-  cl::ParseCommandLineOptions(argc, argv,
-                              "tandem-compile: compile a Tandem model into a "
-                              "native executable\n");
+  std::string usageErrors;
+  llvm::raw_string_ostream usageStream(usageErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv,
+                                   "tandem-compile: compile a Tandem model "
+                                   "into a native executable\n",
+                                   &usageStream)) {
+    // One "error:" line, like every other error of the tool.
+    llvm::SmallVector<StringRef> lines;
+    StringRef(usageErrors).split(lines, '\n', -1, false);
+    std::string message;
+    for (StringRef line : lines) {
+      line.consume_front("tandem-compile: ");
+      message += (message.empty() ? "" : " ") + line.trim().str();
+    }
+    return fail(message);
+  }
+  if (!outputFile.getNumOccurrences())
+    return fail("no output file: name it with -o FILE");
+  for (auto *option : {&gpuMemory, &report})
+    if (option->getNumOccurrences() && option->empty())
+      return fail("--" + option->ArgStr + " is empty");
   if (emit != "exe" && emit != "lib" && emit != "obj" && emit != "llvm" &&
       emit != "mlir")
     return fail("unknown --emit '" + emit +
@@ -179,6 +198,16 @@ int main(int argc, char **argv) {
   if (!report.empty())
     if (llvm::Error error = tandem::checkOutputPath(report))
       return fail("--report: " + llvm::toString(std::move(error)));
+  // No output may replace the model it is compiled from, or another output.
+  if (llvm::sys::fs::equivalent(inputFile, outputFile))
+    return fail("-o '" + outputFile + "' is the model being compiled: name "
+                "another file");
+  if (!report.empty() && llvm::sys::fs::equivalent(inputFile, report))
+    return fail("--report '" + report + "' is the model being compiled: "
+                "name another file");
+  if (!report.empty() &&
+      (report == outputFile || llvm::sys::fs::equivalent(report, outputFile)))
+    return fail("--report and -o name the same file '" + report + "'");
   if (!gpuMemory.empty())
     if (llvm::Expected<int64_t> bytes = tandem::parseByteSize(gpuMemory); !bytes)
       return fail("--gpu-memory: " + llvm::toString(bytes.takeError()));
@@ -242,7 +271,7 @@ int main(int argc, char **argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   // The output appears whole or not at all: it is written beside its path
   // and renamed over it; the object file and the linker's messages live in
-  // a private folder, removed at the end.
+  // private temporary files, removed at the end.
   llvm::Expected<tandem::StagedOutput> staged =
       tandem::StagedOutput::create(outputFile);
   if (!staged)
@@ -252,14 +281,20 @@ int main(int argc, char **argv) {
     if (failed(emitObject(*llvmModule, staged->getTempPath(), error)))
       return fail(error);
   } else {
-    llvm::SmallString<128> scratch;
-    if (std::error_code code =
-            llvm::sys::fs::createUniqueDirectory("tandem-compile", scratch))
-      return fail("cannot make a temporary folder: " + code.message());
-    auto removeScratch =
-        llvm::make_scope_exit([&] { llvm::sys::fs::remove_directories(scratch); });
-    std::string object = (scratch + "/model.o").str();
-    std::string log = (scratch + "/link.log").str();
+    // Private temporary files (removed at the end, or on an interrupt).
+    llvm::SmallString<128> object, log;
+    for (auto [suffix, path] : {std::pair{"o", &object}, {"log", &log}}) {
+      if (std::error_code code = llvm::sys::fs::createTemporaryFile(
+              "tandem-compile", suffix, *path))
+        return fail("cannot make a temporary file: " + code.message());
+      llvm::sys::RemoveFileOnSignal(*path);
+    }
+    auto removeScratch = llvm::make_scope_exit([&] {
+      for (llvm::SmallString<128> *path : {&object, &log}) {
+        llvm::sys::fs::remove(*path);
+        llvm::sys::DontRemoveFileOnSignal(*path);
+      }
+    });
     if (failed(emitObject(*llvmModule, object, error)) ||
         failed(link(object, staged->getTempPath(), emit == "lib", log, error)))
       return fail(error);

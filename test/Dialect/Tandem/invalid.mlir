@@ -1025,3 +1025,27 @@ func.func @weight_name_with_nul() {
   %0 = "tandem.weight"() {name = "w\00x"} : () -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @reduce_max_of_nothing(%x: tensor<0x4xi32>) {
+  // expected-error @+1 {{'tandem.reduce_max' op reduces a dimension of size 0: tandem.reduce_max of no elements has no value}}
+  %0 = tandem.reduce_max %x {axes = array<i64: 0>} : tensor<0x4xi32> -> tensor<4xi32>
+  return
+}
+
+// -----
+
+func.func @argmax_of_nothing(%x: tensor<3x0xf32>) {
+  // expected-error @+1 {{'tandem.argmax' op reduces a dimension of size 0: tandem.argmax of no elements has no value}}
+  %0 = tandem.argmax %x {axis = 1 : i64} : tensor<3x0xf32> -> tensor<3xi64>
+  return
+}
+
+// -----
+
+// An empty result computes nothing: reducing its zero-length axis is fine.
+func.func @reduce_min_of_nothing_into_nothing(%x: tensor<0x0xf32>) -> tensor<0xf32> {
+  %0 = tandem.reduce_min %x {axes = array<i64: 0>} : tensor<0x0xf32> -> tensor<0xf32>
+  return %0 : tensor<0xf32>
+}

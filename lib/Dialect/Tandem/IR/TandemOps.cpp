@@ -476,8 +476,26 @@ static SmallVector<int64_t> reducedShape(ArrayRef<int64_t> shape,
   return result;
 }
 
+/// max, min and argmax have no value for an empty set (NumPy and PyTorch
+/// raise): a zero-length reduced axis with results to compute is an error.
+static LogicalResult verifyNotEmptyReduction(Operation *op,
+                                             ArrayRef<int64_t> shape,
+                                             const llvm::SmallBitVector &reduced) {
+  bool emptyAxis = false, emptyResult = false;
+  for (auto [d, size] : llvm::enumerate(shape)) {
+    if (size == 0)
+      (reduced.test(d) ? emptyAxis : emptyResult) = true;
+  }
+  if (emptyAxis && !emptyResult)
+    return op->emitOpError()
+           << "reduces a dimension of size 0: " << op->getName()
+           << " of no elements has no value";
+  return success();
+}
+
 static LogicalResult verifyReduction(Operation *op, Value x,
-                                     ArrayRef<int64_t> axes, bool keepdims) {
+                                     ArrayRef<int64_t> axes, bool keepdims,
+                                     bool hasIdentity = true) {
   ArrayRef<int64_t> shape = shapeOf(x);
   if (axes.empty())
     return op->emitOpError("axes must list at least one dimension");
@@ -492,6 +510,8 @@ static LogicalResult verifyReduction(Operation *op, Value x,
                                << " more than once";
     reduced.set(*normalized);
   }
+  if (!hasIdentity && failed(verifyNotEmptyReduction(op, shape, reduced)))
+    return failure();
   return verifyResultShape(op, reducedShape(shape, reduced, keepdims),
                            keepdims ? "x's shape with the reduced axes as 1"
                                     : "x's shape without the reduced axes");
@@ -504,10 +524,12 @@ LogicalResult ReduceMeanOp::verify() {
   return verifyReduction(*this, getX(), getAxes(), getKeepdims());
 }
 LogicalResult ReduceMaxOp::verify() {
-  return verifyReduction(*this, getX(), getAxes(), getKeepdims());
+  return verifyReduction(*this, getX(), getAxes(), getKeepdims(),
+                         /*hasIdentity=*/false);
 }
 LogicalResult ReduceMinOp::verify() {
-  return verifyReduction(*this, getX(), getAxes(), getKeepdims());
+  return verifyReduction(*this, getX(), getAxes(), getKeepdims(),
+                         /*hasIdentity=*/false);
 }
 
 LogicalResult ArgmaxOp::verify() {
@@ -518,6 +540,8 @@ LogicalResult ArgmaxOp::verify() {
     return failure();
   llvm::SmallBitVector reduced(shape.size());
   reduced.set(*axis);
+  if (failed(verifyNotEmptyReduction(*this, shape, reduced)))
+    return failure();
   return verifyResultShape(*this, reducedShape(shape, reduced, getKeepdims()),
                            getKeepdims() ? "x's shape with the axis as 1"
                                          : "x's shape without the axis");
