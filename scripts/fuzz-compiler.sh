@@ -15,6 +15,9 @@ seed=${2:-1}
 build_dir=${TANDEM_ASAN_BUILD_DIR:-build-asan}
 [ -x "$build_dir/bin/tandem-compile" ] || build_dir=${TANDEM_BUILD_DIR:-build}
 compiler="$build_dir/bin/tandem-compile"
+# As scripts/sanitize.sh: LLVM's headers poison allocator slabs that the
+# prebuilt libMLIR then uses (false use-after-poison reports).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-allow_user_poisoning=0}
 echo "fuzz-compiler: $compiler for ${seconds}s (seed $seed)"
 corpus=(test/Transforms/Inputs/*.mlir test/Transforms/Inputs/models/*.mlir
         test/E2E/Inputs/*.mlir examples/recommender.mlir)
