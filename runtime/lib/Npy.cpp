@@ -5,6 +5,7 @@
 #include "FileBytes.h"
 
 #include <cctype>
+#include <cstdio>
 #include <cstring>
 
 using namespace tandem::rt;
@@ -23,6 +24,22 @@ struct Descr {
 constexpr Descr kDescrs[] = {{"<f4", DType::F32}, {"<f2", DType::F16},
                              {"<i8", DType::I64}, {"<i4", DType::I32},
                              {"|b1", DType::Bool}};
+
+/// `text` with bytes that are not printable ASCII written as \xNN, for a
+/// message.
+std::string printable(const std::string &text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += char(c);
+      continue;
+    }
+    char escaped[8];
+    std::snprintf(escaped, sizeof(escaped), "\\x%02x", c);
+    out += escaped;
+  }
+  return out;
+}
 
 const char *descrOf(DType dtype) {
   for (const Descr &descr : kDescrs)
@@ -123,6 +140,7 @@ bool parseHeader(const std::string &header, NpyArray &array,
           known = true;
         }
       if (!known) {
+        descr = printable(descr);
         if (!descr.empty() && descr[0] == '>')
           error = "big-endian arrays are not supported (descr '" + descr +
                   "'): save it little-endian";
@@ -151,6 +169,7 @@ bool parseHeader(const std::string &header, NpyArray &array,
         return false;
       }
       array.shape.clear();
+      bool comma = false;
       while (!reader.consume(')')) {
         int64_t dim;
         if (!reader.readInteger(dim)) {
@@ -158,10 +177,18 @@ bool parseHeader(const std::string &header, NpyArray &array,
           return false;
         }
         array.shape.push_back(dim);
-        if (!reader.consume(',') && !reader.peek(')')) {
+        comma = reader.consume(',');
+        if (!comma && !reader.peek(')')) {
           error = "'shape' is malformed";
           return false;
         }
+      }
+      // (4) is the integer 4 in Python; a one-element tuple is (4,).
+      if (array.shape.size() == 1 && !comma) {
+        error = "'shape' (" + std::to_string(array.shape[0]) +
+                ") is not a tuple: one dimension is written (" +
+                std::to_string(array.shape[0]) + ",)";
+        return false;
       }
       sawShape = true;
     } else {
@@ -184,8 +211,12 @@ bool parseHeader(const std::string &header, NpyArray &array,
 
 bool tandem::rt::parseNpy(const uint8_t *bytes, size_t size, NpyArray &array,
                           std::string &error) {
-  if (size < kMagicSize + 2 || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
+  if (size < kMagicSize || std::memcmp(bytes, kMagic, kMagicSize) != 0) {
     error = "not a NumPy .npy file (no \\x93NUMPY magic)";
+    return false;
+  }
+  if (size < kMagicSize + 2) {
+    error = "the file is cut short inside its preamble";
     return false;
   }
   uint8_t major = bytes[6];

@@ -119,6 +119,32 @@ TEST(NpyTest, RejectsWhatItCannotRepresent) {
             std::string::npos);
 }
 
+// Found by a hostile tester: an integer where a tuple belongs, control
+// bytes echoed into a message, a file of only the magic called "no magic".
+TEST(NpyTest, NamesMalformedHeadersPrecisely) {
+  EXPECT_EQ(errorOf(npyWithHeader("{'descr': '<f4', 'fortran_order': False, "
+                                  "'shape': (4), }\n",
+                                  16)),
+            "'shape' (4) is not a tuple: one dimension is written (4,)");
+  std::string withNul = std::string("{'descr': '<f") + '\0' +
+                        "', 'fortran_order': False, 'shape': (2,), }\n";
+  EXPECT_NE(errorOf(npyWithHeader(withNul, 8)).find("unsupported dtype '<f\\x00'"),
+            std::string::npos);
+  EXPECT_EQ(errorOf({0x93, 'N', 'U', 'M', 'P', 'Y', 1}),
+            "the file is cut short inside its preamble");
+  // A one-element tuple and the empty tuple (a scalar) are read.
+  NpyArray array;
+  std::string error;
+  std::vector<uint8_t> bytes = npyWithHeader(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }\n", 16);
+  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), array, error)) << error;
+  EXPECT_EQ(array.shape, std::vector<int64_t>{4});
+  bytes = npyWithHeader(
+      "{'descr': '<f4', 'fortran_order': False, 'shape': (), }\n", 4);
+  ASSERT_TRUE(parseNpy(bytes.data(), bytes.size(), array, error)) << error;
+  EXPECT_TRUE(array.shape.empty());
+}
+
 TEST(NpyTest, RejectsTruncatedAndPaddedFiles) {
   float data[4] = {1, 2, 3, 4};
   std::vector<uint8_t> bytes = encodeNpy(DType::F32, {4}, data);
