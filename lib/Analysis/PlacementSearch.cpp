@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
 #include <memory>
 
 using namespace mlir;
@@ -15,39 +17,24 @@ double search::timeSlack(double us) {
 }
 
 SearchEffort SearchEffort::forProblem(const PlacementProblem &problem) {
-  size_t size = problem.ops.size();
-  SearchEffort effort;
-  if (size <= 400) {
-    effort.levels = 32, effort.seedsPerLevel = 3, effort.refinementRounds = 3;
-    effort.greedyPrefixes = 64, effort.cutDirections = 2;
-    effort.cutGridRatio = 4, effort.cutRefinements = 4;
-    effort.localChecks = 64;
-    effort.repairOneByOne = true, effort.repairCandidates = 32;
-    effort.boundIterations = 60;
-  } else if (size <= 4000) {
-    effort.levels = 16, effort.seedsPerLevel = 2, effort.refinementRounds = 1;
-    effort.greedyPrefixes = 64, effort.cutDirections = 2;
-    effort.cutGridRatio = 4, effort.cutRefinements = 3;
-    effort.localChecks = 32;
-    effort.repairOneByOne = true, effort.repairCandidates = 16;
-    effort.boundIterations = 40;
-  } else if (size <= 40000) {
-    effort.levels = 8, effort.seedsPerLevel = 1, effort.refinementRounds = 0;
-    effort.greedyPrefixes = 16, effort.cutDirections = 1;
-    effort.cutGridRatio = 8, effort.cutRefinements = 1;
-    effort.localChecks = 8;
-    effort.repairOneByOne = false, effort.repairCandidates = 0;
-    effort.boundIterations = 12;
-  } else {
-    // Each step is a pass over a graph of 40,000 ops or more: the fewest.
-    effort.levels = 6, effort.seedsPerLevel = 1, effort.refinementRounds = 0;
-    effort.greedyPrefixes = 8, effort.cutDirections = 0;
-    effort.cutGridRatio = 8, effort.cutRefinements = 0;
-    effort.localChecks = 3;
-    effort.repairOneByOne = false, effort.repairCandidates = 0;
-    effort.boundIterations = 0;
-  }
-  return effort;
+  // One row per size of graph, up to its number of ops; the last row's
+  // steps are each a pass over 40,000 ops or more: the fewest.
+  struct Tier {
+    size_t maxOps;
+    SearchEffort effort;
+  };
+  static const Tier kTiers[] = {
+      //          levels seeds refine prefixes dirs grid refine checks
+      //          one-by-one candidates bound
+      {400, {32, 3, 3, 64, 2, 4, 4, 64, true, 32, 60}},
+      {4000, {16, 2, 1, 64, 2, 4, 3, 32, true, 16, 40}},
+      {40000, {8, 1, 0, 16, 1, 8, 1, 8, false, 0, 12}},
+      {SIZE_MAX, {6, 1, 0, 8, 0, 8, 0, 3, false, 0, 0}},
+  };
+  for (const Tier &tier : kTiers)
+    if (problem.ops.size() <= tier.maxOps)
+      return tier.effort;
+  return kTiers[std::size(kTiers) - 1].effort;
 }
 
 bool Incumbent::offer(const Placement &placement) {

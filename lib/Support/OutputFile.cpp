@@ -2,6 +2,8 @@
 
 #include "tandem/Support/OutputFile.h"
 
+#include "tandem/runtime/OutputPaths.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Signals.h"
@@ -13,30 +15,8 @@ static llvm::Error makeError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-/// Whether `path` must be written where it is rather than staged and
-/// renamed: an existing file that is neither regular nor a directory (a
-/// device, a FIFO), or anything under /dev or /proc (/dev/stdout may lead to
-/// a regular file; renaming over it would replace the link).
-static bool isStream(llvm::StringRef path) {
-  if (path.starts_with("/dev/") || path.starts_with("/proc/"))
-    return true;
-  llvm::sys::fs::file_status status;
-  return !llvm::sys::fs::status(path, status) &&
-         !llvm::sys::fs::is_regular_file(status) &&
-         !llvm::sys::fs::is_directory(status);
-}
-
-/// The file a path names: a symbolic link's target (so that staging and
-/// renaming replace the target, not the link), else the path itself.
-static std::string resolveLinks(llvm::StringRef path) {
-  llvm::SmallString<256> real;
-  if (llvm::sys::fs::is_symlink_file(path) &&
-      !llvm::sys::fs::real_path(path, real))
-    return real.str().str();
-  return path.str();
-}
-
-llvm::Error tandem::checkOutputPath(llvm::StringRef path, OutputKind kind) {
+llvm::Error mlir::tandem::checkOutputPath(llvm::StringRef path,
+                                          OutputKind kind) {
   if (path.empty())
     return makeError("no output file named");
   if (path == "-" && kind == OutputKind::Binary)
@@ -44,7 +24,7 @@ llvm::Error tandem::checkOutputPath(llvm::StringRef path, OutputKind kind) {
                      "a file");
   if (llvm::sys::fs::is_directory(path))
     return makeError("cannot write '" + path + "': it is a directory");
-  if (isStream(path)) {
+  if (::tandem::rt::isWrittenInPlace(path.str())) {
     if (kind == OutputKind::Text)
       return llvm::Error::success();
     return makeError("cannot write '" + path + "': it is not a regular file");
@@ -59,7 +39,7 @@ llvm::Error tandem::checkOutputPath(llvm::StringRef path, OutputKind kind) {
 llvm::Expected<StagedOutput> StagedOutput::create(llvm::StringRef given) {
   if (llvm::Error error = checkOutputPath(given, OutputKind::Binary))
     return std::move(error);
-  std::string path = resolveLinks(given);
+  std::string path = ::tandem::rt::resolveSymlink(given.str());
   // Beside the output, so the final rename stays on one file system; a
   // short name of its own, so a path near the length limit still works.
   llvm::SmallString<256> model = llvm::sys::path::parent_path(path);
@@ -117,7 +97,7 @@ writeTo(llvm::StringRef file, llvm::StringRef path,
   return llvm::Error::success();
 }
 
-llvm::Error tandem::writeFileAtomically(
+llvm::Error mlir::tandem::writeFileAtomically(
     llvm::StringRef path,
     llvm::function_ref<void(llvm::raw_ostream &)> write) {
   if (path == "-") {
@@ -132,7 +112,7 @@ llvm::Error tandem::writeFileAtomically(
   }
   if (llvm::Error error = checkOutputPath(path, OutputKind::Text))
     return error;
-  if (isStream(path))
+  if (::tandem::rt::isWrittenInPlace(path.str()))
     return writeTo(path, path, write);
   llvm::Expected<StagedOutput> staged = StagedOutput::create(path);
   if (!staged)

@@ -968,7 +968,9 @@ bool runF32OrInt(int64_t kind, const std::vector<TensorView> &ops,
     bool done = f32                   ? binaryOp<float>(kind, ops[0], ops[1], out, error)
                 : dtype == DType::I64 ? binaryOp<int64_t>(kind, ops[0], ops[1], out, error)
                                       : binaryOp<int32_t>(kind, ops[0], ops[1], out, error);
-    return done || (!error.empty() ? false : unsupported());
+    // binaryOp fails with a message (division by zero) or for a kind it
+    // has no kernel for.
+    return done || (error.empty() && unsupported());
   }
   case img::kCompare:
     switch (ops[0].dtype) {

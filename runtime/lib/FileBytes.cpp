@@ -2,6 +2,8 @@
 
 #include "FileBytes.h"
 
+#include "tandem/runtime/OutputPaths.h"
+
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -74,11 +76,7 @@ bool tandem::rt::writeFileBytes(const std::string &path,
   return ok;
 }
 
-/// Whether `path` must be written where it is rather than staged and
-/// renamed: an existing file that is neither regular nor a directory, or
-/// anything under /dev or /proc (/dev/stdout may lead to a regular file;
-/// renaming over it would replace the link).
-static bool isStream(const std::string &path) {
+bool tandem::rt::isWrittenInPlace(const std::string &path) {
   if (path.rfind("/dev/", 0) == 0 || path.rfind("/proc/", 0) == 0)
     return true;
   struct stat info;
@@ -86,8 +84,7 @@ static bool isStream(const std::string &path) {
          !S_ISDIR(info.st_mode);
 }
 
-/// A symbolic link's target (staging replaces the target, not the link).
-static std::string resolveLinks(const std::string &path) {
+std::string tandem::rt::resolveSymlink(const std::string &path) {
   struct stat info;
   if (lstat(path.c_str(), &info) != 0 || !S_ISLNK(info.st_mode))
     return path;
@@ -106,7 +103,7 @@ bool tandem::rt::checkOutputPath(const std::string &path,
     error = "cannot write '" + path + "': it is a directory";
     return false;
   }
-  if (isStream(path))
+  if (isWrittenInPlace(path))
     return true;
   size_t slash = path.rfind('/');
   std::string folder = slash == std::string::npos ? "." : path.substr(0, slash);
@@ -123,13 +120,13 @@ std::string StagedWrites::stage(const std::string &given, Target target,
                                 std::string &error) {
   if (!checkOutputPath(given, error))
     return "";
-  if (isStream(given)) {
+  if (isWrittenInPlace(given)) {
     if (target == Target::StreamAllowed)
       return given;
     error = "cannot write '" + given + "': it is not a regular file";
     return "";
   }
-  std::string path = resolveLinks(given);
+  std::string path = resolveSymlink(given);
   // A short name of its own beside the output (the rename stays on one file
   // system; a name near the length limit still works).
   size_t slash = path.rfind('/');

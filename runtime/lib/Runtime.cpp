@@ -143,7 +143,6 @@ struct OpStats {
 };
 
 struct Options {
-  std::vector<std::string> given; // the flags on the command line
   std::vector<std::string> inputs;
   std::string outputDir, weights, backend = "auto", profileJson, trace;
   bool listDevices = false;
@@ -289,7 +288,6 @@ Options parseOptions(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
-    options.given.push_back(flag);
     auto value = [&]() -> const char * {
       if (i + 1 >= argc)
         fatal("missing value after " + flag);
@@ -300,6 +298,8 @@ Options parseOptions(int argc, char **argv) {
       options.inputs.push_back(value());
     } else if (flag == "--output-dir") {
       options.outputDir = value();
+      if (options.outputDir.empty())
+        fatal("--output-dir: empty: name a folder");
     } else if (flag == "--weights") {
       options.weights = value();
     } else if (flag == "--random-weights" || flag == "--random-inputs" ||
@@ -811,11 +811,6 @@ void checkOutputs(const Options &options, size_t results) {
     refuseOverwritingInputs(options, "--output-dir",
                             options.outputDir + "/result" + std::to_string(k) +
                                 ".npy");
-  if (options.outputDir.empty() && std::find(options.given.begin(),
-                                             options.given.end(),
-                                             "--output-dir") !=
-                                       options.given.end())
-    fatal("--output-dir: empty: name a folder");
   for (auto [flag, path] : {std::pair{"--profile-json", &options.profileJson},
                             std::pair{"--trace", &options.trace}}) {
     if (path->empty())
