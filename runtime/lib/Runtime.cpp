@@ -492,6 +492,12 @@ std::string firstBeyond(const Image &image, int64_t budget) {
                          : culprit;
 }
 
+/// This machine's physical memory in bytes; 0 if it cannot be known.
+uint64_t hostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+}
+
 /// Whether what the run keeps in host memory (the CPU arena, the sim
 /// backend's GPU arena, the inputs, random weights) fits in this machine's
 /// memory: beyond it the kernel would kill the process half-way instead of
@@ -509,10 +515,9 @@ bool fitsHostMemory(const TandemRuntime &rt, std::string &error) {
   uint64_t arenas = add(uint64_t(rt.image.cpuArena),
                         rt.useCuda ? 0 : uint64_t(rt.image.gpuArena));
   uint64_t needed = add(add(arenas, inputs), weights);
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  if (pages <= 0 || pageSize <= 0)
+  uint64_t memory = hostMemoryBytes();
+  if (memory == 0)
     return true; // unknown: let the allocations say
-  uint64_t memory = uint64_t(pages) * uint64_t(pageSize);
   if (needed <= memory)
     return true;
   error = "the model needs " + std::to_string(needed) +
@@ -748,9 +753,8 @@ void writeTrace(TandemRuntime &rt) {
 }
 
 void listDevices() {
-  long pages = sysconf(_SC_PHYS_PAGES), pageSize = sysconf(_SC_PAGE_SIZE);
-  std::printf("cpu: host, %lld bytes of memory\n",
-              (long long)pages * pageSize);
+  std::printf("cpu: host, %llu bytes of memory\n",
+              (unsigned long long)hostMemoryBytes());
   std::printf("sim: a GPU stand-in in host memory (runs GPU-placed ops with "
               "the CPU kernels)\n");
   std::printf("%s", cuda::describeDevices().c_str());
