@@ -71,8 +71,8 @@ def _pinned(annotate, device):
 
 def trace(module, example_args):
     """torch.export in eval mode, decomposed to core ATen; scaled dot-product
-    attention, roll and adaptive average pooling are kept whole (lowering.py
-    spells them out)."""
+    attention, roll and adaptive average pooling are kept whole (the
+    lowering package spells them out)."""
     if not hasattr(torch, "export") or not hasattr(torch.export,
                                                      "default_decompositions"):
         raise ExportError("tandem.export needs a PyTorch whose torch.export "

@@ -1,0 +1,154 @@
+"""ATen → tandem: one lowering per ATen op the frontend understands.
+
+Each lowering receives the node's arguments with graph nodes replaced by the
+tandem values already built for them, emits tandem ops through the context
+and returns the node's value (a list of values for ops with several results).
+What the dialect lacks is decomposed here into what it has (addmm into linear
+or matmul + add, hardtanh into maximum/minimum, triu into iota/compare/select,
+scaled dot-product attention into its matmuls and softmax...).
+
+`LOWERINGS` maps each ATen overload to its lowering; an op missing from it is
+an error naming the op and the model's source line.
+
+This module holds what every lowering shares (the Context, the `lowers`
+registry, element types, axis helpers); the lowerings themselves live in one
+module per kind of op (elementwise, logic, views, linalg, conv,
+normalization, reductions, sources, indexing, noops), all imported at the end
+of this file so that their @lowers decorators fill LOWERINGS.
+"""
+import torch
+
+from .. import mlir
+from ..errors import ExportError
+from ..mlir import TensorType, Value
+from ..sources import describe
+
+aten = torch.ops.aten
+
+TORCH_ELEMENTS = {
+    torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+    torch.int64: "i64", torch.int32: "i32", torch.bool: "i1",
+}
+
+
+def element_of(dtype) -> str:
+    if dtype not in TORCH_ELEMENTS:
+        raise ExportError(f"dtype {dtype} is not supported by Tandem "
+                          "(float32, float16, bfloat16, int64, int32, bool)")
+    return TORCH_ELEMENTS[dtype]
+
+
+def tensor_type(fake) -> TensorType:
+    """The static tensor type of a traced (fake) tensor."""
+    shape = []
+    for dim in fake.shape:
+        if not isinstance(dim, int):
+            try:
+                dim = int(dim)
+            except Exception:
+                raise ExportError(f"dynamic shape {tuple(fake.shape)}: Tandem "
+                                  "compiles static shapes only; export with "
+                                  "fixed example shapes") from None
+        shape.append(dim)
+    return TensorType(tuple(shape), element_of(fake.dtype))
+
+
+class Unavailable:
+    """A result of an ATen op that Tandem does not compute (the indices of
+    max_pool2d, the saved mean of layer_norm): an error only if used."""
+
+    def __init__(self, what):
+        self.what = what
+
+
+class Context:
+    """What a lowering sees: the function being built, the node being lowered
+    (its source location, its result types, its device pin)."""
+
+    def __init__(self, builder: mlir.FunctionBuilder):
+        self.builder = builder
+        self.values = {}  # graph node -> its value (a list for several results)
+        self.node = None
+        self.location = mlir.UNKNOWN
+        self.pin = None  # a device name from tandem.device_guard
+
+    # -- types of the node being lowered --
+    def result_type(self, index=None) -> TensorType:
+        fake = self.node.meta.get("val")
+        if index is not None:
+            fake = fake[index]
+        if not isinstance(fake, torch.Tensor):
+            raise self.error("produces a non-tensor value")
+        return tensor_type(fake)
+
+    def error(self, message) -> ExportError:
+        return ExportError(f"{describe(self.node)}: {message}")
+
+    # -- building --
+    def emit(self, name, operands, type, attributes=None) -> Value:
+        attributes = dict(attributes or {})
+        if self.pin is not None:
+            attributes["tandem.pin"] = mlir.device(self.pin)
+        return self.builder.create(name, operands, type, attributes,
+                                   self.location)
+
+    def fill(self, value, type: TensorType) -> Value:
+        return self.emit("tandem.fill", [], type,
+                         {"value": mlir.typed_scalar(value, type.element)})
+
+    def scalar(self, value, element) -> Value:
+        return self.fill(value, TensorType((), element))
+
+    def cast(self, value: Value, element) -> Value:
+        if value.type.element == element:
+            return value
+        return self.emit("tandem.cast", [value], value.type.with_element(element))
+
+    def operand(self, x, element) -> Value:
+        """A tensor or a Python number as a value of element type `element`."""
+        if isinstance(x, Value):
+            return self.cast(x, element)
+        if isinstance(x, (bool, int, float)):
+            return self.scalar(x, element)
+        raise self.error(f"unexpected operand {x!r}")
+
+    def reshape(self, x: Value, shape) -> Value:
+        shape = tuple(int(d) for d in shape)
+        if x.type.shape == shape:
+            return x
+        return self.emit("tandem.reshape", [x], x.type.with_shape(shape))
+
+
+LOWERINGS = {}
+
+
+def lowers(*overloads):
+    def register(function):
+        for overload in overloads:
+            LOWERINGS[overload] = function
+        return function
+    return register
+
+
+def normalize_axis(axis, rank):
+    axis = int(axis)
+    return axis + rank if axis < 0 else axis
+
+
+def pair(value, default=None):
+    """An int or a list of one or two ints as (h, w)."""
+    if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
+        value = default
+    if isinstance(value, int):
+        return (value, value)
+    value = [int(v) for v in value]
+    return (value[0], value[0]) if len(value) == 1 else (value[0], value[1])
+
+
+# The lowerings, one module per kind of op. Imported last: they import the
+# names above from this package, and importing them is what registers them.
+from . import (elementwise, logic, views, linalg, conv,  # noqa: E402
+               normalization, reductions, sources, indexing, noops)
+
+SECTIONS = (elementwise, logic, views, linalg, conv, normalization, reductions,
+            sources, indexing, noops)
