@@ -6,7 +6,10 @@
     y = run(x)                                          # computed by the binary
     with tandem.device_guard("cpu"): ...                # pins ops (tandem.pin)
 
-Import it with PYTHONPATH=<repository>/python. See docs/frontend.md.
+Install it with `pip install ./python` (from the repository; add
+`--no-build-isolation` to build offline, `./python[torch]` to pull in
+PyTorch too), or import it in place with PYTHONPATH=<repository>/python.
+See docs/frontend.md.
 """
 from .compiled import CompiledModel, compile, find_compiler
 from .errors import CompileError, ExportError, RuntimeFailure, TandemError

@@ -15,6 +15,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
 import threading
 from pathlib import Path
@@ -42,8 +43,12 @@ _loaded_lock = threading.Lock()
 
 
 def find_compiler() -> str:
-    """tandem-compile: $TANDEM_COMPILE, else PATH, else this repository's
-    build folder."""
+    """tandem-compile: $TANDEM_COMPILE, else PATH, else `<sys.prefix>/bin`
+    (pip installed this package into the prefix or virtual environment that
+    `cmake --install` put the tools in), else `P/bin` when this package is
+    installed as `P/lib/python3/site-packages/tandem` (`cmake --install
+    --prefix P`), else this repository's build/bin when it runs from the
+    repository's python/ folder."""
     explicit = os.environ.get("TANDEM_COMPILE")
     if explicit:
         if not os.path.exists(explicit):
@@ -57,11 +62,32 @@ def find_compiler() -> str:
     on_path = shutil.which("tandem-compile")
     if on_path:
         return on_path
-    built = Path(__file__).resolve().parents[2] / "build" / "bin" / "tandem-compile"
-    if built.exists():
-        return str(built)
-    raise CompileError("tandem-compile not found: set TANDEM_COMPILE, put it on "
-                       "PATH, or build the repository (scripts/setup.sh)")
+    candidates = compiler_candidates()
+    for candidate in candidates:
+        if candidate.exists():
+            return str(candidate)
+    raise CompileError("tandem-compile not found (looked on PATH and at " +
+                       ", ".join(str(c) for c in candidates) + "): set "
+                       "TANDEM_COMPILE, put it on PATH, install the tools "
+                       "(cmake --install) into this Python's prefix, or build "
+                       "the repository (scripts/setup.sh)")
+
+
+def compiler_candidates():
+    """Where find_compiler looks after $TANDEM_COMPILE and PATH, in order."""
+    package = Path(__file__).resolve().parent
+    candidates = [Path(sys.prefix) / "bin" / "tandem-compile"]
+    if package.parent.name in ("site-packages", "dist-packages"):
+        # Installed: P/lib/python3/site-packages/tandem -> P/bin
+        candidates.append(package.parents[3] / "bin" / "tandem-compile")
+    else:
+        # In the repository: <repository>/python/tandem -> <repository>/build/bin
+        candidates.append(package.parents[1] / "build" / "bin" / "tandem-compile")
+    unique = []
+    for candidate in candidates:
+        if candidate not in unique:
+            unique.append(candidate)
+    return unique
 
 
 def compiler_options(gpu_memory=None, device_profile=None, strategy="auto"):
