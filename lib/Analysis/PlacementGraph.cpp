@@ -84,7 +84,7 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     PlacementOp placed;
     int index = problem.ops.size();
     placed.isWeight = isa<WeightOp>(op);
-    placed.aliasesOperand = isa<ReshapeOp>(op);
+    placed.aliasesOperand = isa<ViewLikeOpInterface>(op);
     placed.cpuUs = estimateOpTimeUs(&op, DeviceKind::CPU, profile)
                        .value_or(kUnreachable);
     placed.gpuUs = estimateOpTimeUs(&op, DeviceKind::GPU, profile)

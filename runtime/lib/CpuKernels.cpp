@@ -940,7 +940,7 @@ namespace {
 
 bool movesData(int64_t kind) {
   switch (kind) {
-  case img::kTransfer: case img::kReshape: case img::kCast: case img::kSelect:
+  case img::kTransfer: case img::kCast: case img::kSelect:
   case img::kTranspose: case img::kConcat: case img::kSlice:
   case img::kBroadcastTo: case img::kEmbedding: case img::kGather:
   case img::kDynamicSlice: case img::kShape: case img::kFill: case img::kIota:
@@ -1055,7 +1055,7 @@ bool runDataMovement(int64_t kind, const std::vector<TensorView> &ops,
   size_t item = dtypeSize(out.dtype);
   uint64_t n = countOf(out.shape);
   switch (kind) {
-  case img::kTransfer: case img::kReshape:
+  case img::kTransfer:
     std::memcpy(out.data, ops[0].data, n * item);
     return true;
   case img::kCast:

@@ -658,10 +658,6 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
   };
   DType dtype = out.dtype;
   switch (kind) {
-  case img::kReshape:
-    return check(cudaMemcpy(out.data, ops[0].data, n * item,
-                            cudaMemcpyDeviceToDevice),
-                 "device copy", error);
   case img::kConstant:
     return check(cudaMemcpy(out.data, a.data(), n * item,
                             cudaMemcpyHostToDevice),

@@ -78,6 +78,7 @@ public:
   ImageReader(const int64_t *words, const char *strings)
       : words(words), strings(strings) {}
   int64_t next() { return words[pos++]; }
+  size_t position() const { return pos; }
   std::string string() { return strings + next(); }
   TensorDesc tensor() {
     TensorDesc desc;
@@ -94,10 +95,17 @@ private:
   size_t pos = 0;
 };
 
-bool decodeImage(const int64_t *words, const char *strings, Image &image) {
+/// Reads the image into `image`, or says what is wrong with it. The image
+/// was written by the compiler of this same build; the checks catch one
+/// from another build or a corrupt binary before a kernel reads past its
+/// attributes.
+bool decodeImage(const int64_t *words, const char *strings, Image &image,
+                 std::string &error) {
   ImageReader reader(words, strings);
-  if (reader.next() != img::kMagic || reader.next() != img::kVersion)
+  if (reader.next() != img::kMagic || reader.next() != img::kVersion) {
+    error = "the model image is corrupt or from another version of Tandem";
     return false;
+  }
   int64_t inputs = reader.next(), outputs = reader.next(),
           weights = reader.next(), ops = reader.next();
   image.cpuArena = reader.next();
@@ -117,8 +125,15 @@ bool decodeImage(const int64_t *words, const char *strings, Image &image) {
   }
   for (int64_t i = 0; i < ops; ++i) {
     OpRecord op;
-    reader.next(); // word count
+    size_t start = reader.position();
+    int64_t wordCount = reader.next();
     op.kind = reader.next();
+    if (op.kind < 0 || op.kind >= img::kNumOpKinds) {
+      error = "the model image is corrupt: op #" + std::to_string(i) +
+              " has kind " + std::to_string(op.kind) +
+              ", which this runtime does not know";
+      return false;
+    }
     op.device = reader.next();
     op.arenaOffset = reader.next();
     op.name = reader.string();
@@ -130,6 +145,15 @@ bool decodeImage(const int64_t *words, const char *strings, Image &image) {
     }
     op.result = reader.tensor();
     int64_t attrs = reader.next();
+    int64_t expected = img::attrWordCount(op.kind);
+    if ((expected >= 0 && attrs != expected) ||
+        reader.position() + attrs != start + wordCount) {
+      error = "the model image is corrupt: op #" + std::to_string(i) + " (" +
+              img::kindName(op.kind) + ") has " + std::to_string(attrs) +
+              " attribute words" +
+              (expected >= 0 ? ", expected " + std::to_string(expected) : "");
+      return false;
+    }
     for (int64_t k = 0; k < attrs; ++k)
       op.attrs.push_back(reader.next());
     image.ops.push_back(op);
@@ -846,8 +870,9 @@ std::string describeException(std::exception_ptr exception) {
 int runMain(int argc, char **argv, const int64_t *image, const char *strings,
             void (*run)(TandemRuntime *)) {
   TandemRuntime rt;
-  if (!decodeImage(image, strings, rt.image))
-    fatal("the model image is corrupt or from another version of Tandem");
+  std::string imageError;
+  if (!decodeImage(image, strings, rt.image, imageError))
+    fatal(imageError);
   rt.options = parseOptions(argc, argv);
   if (rt.options.listDevices) {
     listDevices();
@@ -921,9 +946,9 @@ static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
                                   const char *weights, const char *backend,
                                   char *error, int64_t errorSize) {
   auto rt = std::make_unique<TandemRuntime>();
-  if (!decodeImage(image, strings, rt->image)) {
-    setError(error, errorSize,
-             "the model image is corrupt or from another version of Tandem");
+  std::string imageError;
+  if (!decodeImage(image, strings, rt->image, imageError)) {
+    setError(error, errorSize, imageError);
     return nullptr;
   }
   rt->options.backend = backend && *backend ? backend : "auto";

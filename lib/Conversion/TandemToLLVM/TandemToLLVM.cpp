@@ -22,9 +22,6 @@
 #include "tandem/runtime/ModelImage.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/TypeSwitch.h"
-
-#include <cstring>
 
 namespace mlir::tandem {
 #define GEN_PASS_DEF_LOWERTOLLVM
@@ -89,196 +86,21 @@ LogicalResult appendTensor(Operation *anchor, Type type,
   return success();
 }
 
-int64_t doubleWord(double value) {
-  int64_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
-  return bits;
-}
-
-/// An axis attribute, negative ones counted from the end.
-int64_t axisWord(IntegerAttr axis, int64_t rank) {
-  int64_t value = axis.getInt();
-  return value < 0 ? value + rank : value;
-}
-
-/// A fill value as the image stores it: the bits of a double.
-int64_t fillWord(Attribute value) {
-  double number = 0;
-  if (auto f = dyn_cast<FloatAttr>(value))
-    number = f.getValueAsDouble();
-  else if (auto i = dyn_cast<IntegerAttr>(value))
-    number = i.getType().isInteger(1) ? double(i.getValue().getBoolValue())
-                                      : double(i.getInt());
-  return doubleWord(number);
-}
-
-/// The bytes of a dense constant as the runtime lays the tensor out (i1 as
-/// one byte per element), packed 8 to a word.
-std::vector<int64_t> constantWords(DenseElementsAttr dense) {
-  Type element = dense.getElementType();
-  size_t item = element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
-  std::vector<uint8_t> bytes;
-  for (Attribute value : dense.getValues<Attribute>()) {
-    uint64_t bits = 0;
-    if (auto f = dyn_cast<FloatAttr>(value))
-      bits = f.getValue().bitcastToAPInt().getZExtValue();
-    else
-      bits = cast<IntegerAttr>(value).getValue().getZExtValue();
-    for (size_t b = 0; b < item; ++b)
-      bytes.push_back((bits >> (8 * b)) & 0xff);
-  }
-  std::vector<int64_t> words((bytes.size() + 7) / 8, 0);
-  std::memcpy(words.data(), bytes.data(), bytes.size());
-  return words;
-}
-
 int64_t deviceCode(DeviceAttr device) {
   return device && device.isGPU() ? img::kGpu : img::kCpu;
 }
 
-/// The op kind and attribute words of `op`, or failure for ops this slice
-/// does not lower.
+/// The kind and attribute words `op` runs with (RuntimeOpInterface), or an
+/// error on it if the runtime does not execute it.
 FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
-  using Result = std::pair<int64_t, std::vector<int64_t>>;
-  auto kind = [](int64_t k) -> FailureOr<Result> {
-    return Result{k, {}};
-  };
-  return llvm::TypeSwitch<Operation *, FailureOr<Result>>(op)
-      .Case<TransferOp>([&](auto) { return kind(img::kTransfer); })
-      .Case<ReshapeOp>([&](auto) { return kind(img::kReshape); })
-      .Case<AddOp>([&](auto) { return kind(img::kAdd); })
-      .Case<SubOp>([&](auto) { return kind(img::kSub); })
-      .Case<MulOp>([&](auto) { return kind(img::kMul); })
-      .Case<DivOp>([&](auto) { return kind(img::kDiv); })
-      .Case<MaximumOp>([&](auto) { return kind(img::kMaximum); })
-      .Case<MinimumOp>([&](auto) { return kind(img::kMinimum); })
-      .Case<PowOp>([&](auto) { return kind(img::kPow); })
-      .Case<NegOp>([&](auto) { return kind(img::kNeg); })
-      .Case<AbsOp>([&](auto) { return kind(img::kAbs); })
-      .Case<ExpOp>([&](auto) { return kind(img::kExp); })
-      .Case<LogOp>([&](auto) { return kind(img::kLog); })
-      .Case<SqrtOp>([&](auto) { return kind(img::kSqrt); })
-      .Case<RsqrtOp>([&](auto) { return kind(img::kRsqrt); })
-      .Case<TanhOp>([&](auto) { return kind(img::kTanh); })
-      .Case<SigmoidOp>([&](auto) { return kind(img::kSigmoid); })
-      .Case<ReluOp>([&](auto) { return kind(img::kRelu); })
-      .Case<GeluOp>([&](auto) { return kind(img::kGelu); })
-      .Case<SiluOp>([&](auto) { return kind(img::kSilu); })
-      .Case<MatmulOp>([&](auto) { return kind(img::kMatmul); })
-      .Case<LinearOp>([&](LinearOp linear) -> FailureOr<Result> {
-        return Result{img::kLinear, {linear.getB() ? 1 : 0}};
-      })
-      .Case<FillOp>([&](FillOp fill) -> FailureOr<Result> {
-        return Result{img::kFill, {fillWord(fill.getValue())}};
-      })
-      .Case<arith::ConstantOp>([&](arith::ConstantOp constant)
-                                   -> FailureOr<Result> {
-        // Folded shapes and splats are fills; other dense constants (the
-        // frontend's interpolation taps) travel in the image.
-        auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-        if (!dense)
-          return constant.emitError("tandem-compile lowers dense tensor "
-                                    "constants only");
-        if (dense.isSplat())
-          return Result{img::kFill,
-                        {fillWord(dense.getSplatValue<Attribute>())}};
-        return Result{img::kConstant, constantWords(dense)};
-      })
-      .Case<CompareOp>([&](CompareOp compare) -> FailureOr<Result> {
-        return Result{img::kCompare, {int64_t(compare.getPredicate())}};
-      })
-      .Case<SelectOp>([&](auto) { return kind(img::kSelect); })
-      .Case<CastOp>([&](auto) { return kind(img::kCast); })
-      .Case<BroadcastToOp>([&](auto) { return kind(img::kBroadcastTo); })
-      .Case<EmbeddingOp>([&](auto) { return kind(img::kEmbedding); })
-      .Case<DynamicSliceOp>([&](auto) { return kind(img::kDynamicSlice); })
-      .Case<ShapeOp>([&](auto) { return kind(img::kShape); })
-      .Case<IotaOp>([&](IotaOp iota) -> FailureOr<Result> {
-        return Result{img::kIota,
-                      {axisWord(iota.getAxisAttr(), iota.getType().getRank())}};
-      })
-      .Case<Conv2dOp>([&](Conv2dOp conv) -> FailureOr<Result> {
-        std::vector<int64_t> words;
-        llvm::append_range(words, conv.getStrides());
-        llvm::append_range(words, conv.getPadding());
-        llvm::append_range(words, conv.getDilation());
-        words.push_back(conv.getGroupsAttr().getInt());
-        words.push_back(conv.getB() ? 1 : 0);
-        return Result{img::kConv2d, words};
-      })
-      .Case<MaxPool2dOp, AvgPool2dOp>([&](auto pool) -> FailureOr<Result> {
-        std::vector<int64_t> words;
-        llvm::append_range(words, pool.getKernel());
-        llvm::append_range(words, pool.getEffectiveStrides());
-        llvm::append_range(words, pool.getPadding());
-        return Result{isa<MaxPool2dOp>(pool.getOperation()) ? img::kMaxPool2d
-                                                            : img::kAvgPool2d,
-                      words};
-      })
-      .Case<BatchNormOp>([&](BatchNormOp norm) -> FailureOr<Result> {
-        return Result{img::kBatchNorm,
-                      {doubleWord(norm.getEpsilon().convertToDouble())}};
-      })
-      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto softmax) -> FailureOr<Result> {
-        return Result{isa<SoftmaxOp>(softmax.getOperation()) ? img::kSoftmax
-                                                             : img::kLogSoftmax,
-                      {axisWord(softmax.getAxisAttr(),
-                                softmax.getType().getRank())}};
-      })
-      .Case<LayerNormOp>([&](LayerNormOp norm) -> FailureOr<Result> {
-        return Result{img::kLayerNorm,
-                      {axisWord(norm.getAxisAttr(), norm.getType().getRank()),
-                       doubleWord(norm.getEpsilon().convertToDouble())}};
-      })
-      .Case<L2NormalizeOp>([&](L2NormalizeOp norm) -> FailureOr<Result> {
-        return Result{img::kL2Normalize,
-                      {axisWord(norm.getAxisAttr(), norm.getType().getRank()),
-                       doubleWord(norm.getEpsilon().convertToDouble())}};
-      })
-      .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(
-          [&](auto reduce) -> FailureOr<Result> {
-            int64_t rank = reduce.getX().getType().getRank();
-            std::vector<int64_t> axes;
-            for (int64_t axis : reduce.getAxes())
-              axes.push_back(axis < 0 ? axis + rank : axis);
-            Operation *op = reduce.getOperation();
-            int64_t code = isa<ReduceSumOp>(op)    ? img::kReduceSum
-                           : isa<ReduceMeanOp>(op) ? img::kReduceMean
-                           : isa<ReduceMaxOp>(op)  ? img::kReduceMax
-                                                   : img::kReduceMin;
-            return Result{code, axes};
-          })
-      .Case<ArgmaxOp>([&](ArgmaxOp argmax) -> FailureOr<Result> {
-        return Result{img::kArgmax,
-                      {axisWord(argmax.getAxisAttr(),
-                                argmax.getX().getType().getRank())}};
-      })
-      .Case<TransposeOp>([&](TransposeOp transpose) -> FailureOr<Result> {
-        return Result{img::kTranspose,
-                      std::vector<int64_t>(transpose.getPerm().begin(),
-                                           transpose.getPerm().end())};
-      })
-      .Case<ConcatOp>([&](ConcatOp concat) -> FailureOr<Result> {
-        return Result{img::kConcat,
-                      {axisWord(concat.getAxisAttr(),
-                                concat.getType().getRank())}};
-      })
-      .Case<SliceOp>([&](SliceOp slice) -> FailureOr<Result> {
-        std::vector<int64_t> words(slice.getStarts().begin(),
-                                   slice.getStarts().end());
-        llvm::append_range(words, slice.getEffectiveStrides());
-        return Result{img::kSlice, words};
-      })
-      .Case<GatherOp>([&](GatherOp gather) -> FailureOr<Result> {
-        return Result{img::kGather,
-                      {axisWord(gather.getAxisAttr(),
-                                gather.getX().getType().getRank())}};
-      })
-      .Default([&](Operation *other) -> FailureOr<Result> {
-        return other->emitError()
-               << "tandem-compile does not lower '" << other->getName()
-               << "'";
-      });
+  auto runtimeOp = dyn_cast<RuntimeOpInterface>(op);
+  if (!runtimeOp)
+    return op->emitError() << "tandem-compile does not lower '"
+                           << op->getName() << "'";
+  std::vector<int64_t> words;
+  if (failed(runtimeOp.writeRuntimeAttrs(words)))
+    return failure();
+  return std::make_pair(runtimeOp.getRuntimeKind(), std::move(words));
 }
 
 struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
@@ -395,8 +217,8 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
     for (Operation &op : body) {
       if (isa<WeightOp>(op))
         weights.push_back(&op);
-      else if (&op != terminator && !isa<ReshapeOp>(op))
-        ops.push_back(&op); // a reshape is its operand's buffer: no op runs
+      else if (&op != terminator && !isa<ViewLikeOpInterface>(op))
+        ops.push_back(&op); // a view is its source's buffer: no op runs
     }
     image.words = {img::kMagic,
                    img::kVersion,
@@ -542,10 +364,10 @@ struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
                   .getResult();
         continue;
       }
-      if (isa<ReshapeOp>(op)) {
-        // Buffers are dense and row-major: a reshape reads the same bytes
-        // (--tandem-plan-memory keeps them alive for its users).
-        address[op.getResult(0)] = address.lookup(op.getOperand(0));
+      if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
+        // Buffers are dense and row-major: a view (a reshape) reads the same
+        // bytes (--tandem-plan-memory keeps them alive for its users).
+        address[op.getResult(0)] = address.lookup(view.getViewSource());
         continue;
       }
       Value result = bufferOf(&op);

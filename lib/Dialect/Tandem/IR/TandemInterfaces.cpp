@@ -197,4 +197,5 @@ void tandem::registerUpstreamOpInterfaceModels(DialectRegistry &registry) {
     arith::ConstantOp::attachInterface<ConstantWorkModel, ConstantDeviceModel>(
         *context);
   });
+  registerRuntimeOpInterfaceModels(registry);
 }

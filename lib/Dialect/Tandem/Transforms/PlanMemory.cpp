@@ -61,8 +61,8 @@ LogicalResult planFunction(FunctionOpInterface func,
   };
   llvm::DenseMap<Value, int64_t> lastUse;
   for (Operation *op : order) {
-    if (auto reshape = dyn_cast<ReshapeOp>(op))
-      root[reshape.getResult()] = rootOf(reshape.getOperand());
+    if (auto view = dyn_cast<ViewLikeOpInterface>(op))
+      root[op->getResult(0)] = rootOf(view.getViewSource());
     for (Value operand : op->getOperands()) {
       int64_t &last = lastUse[rootOf(operand)];
       last = std::max(last, position[op]);
@@ -71,7 +71,8 @@ LogicalResult planFunction(FunctionOpInterface func,
 
   DeviceBuffers cpu, gpu;
   for (Operation *op : order) {
-    if (op->hasTrait<mlir::OpTrait::IsTerminator>() || isa<ReshapeOp>(op))
+    if (op->hasTrait<mlir::OpTrait::IsTerminator>() ||
+        isa<ViewLikeOpInterface>(op))
       continue;
     if (op->getNumResults() != 1)
       return op->emitError("memory planning handles ops with one result");

@@ -6,9 +6,9 @@
 // compiled code calls the runtime once per op with the op's index and its
 // buffers; the runtime reads the rest from the image. This header is shared
 // by the compiler (which writes images) and the runtime (which reads them);
-// it has no dependencies.
+// it depends on nothing but the C++ standard library.
 //
-// Layout (version 2):
+// Layout (version 3):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes,
 //   numInputs  x tensor,
@@ -17,8 +17,8 @@
 //   numOps     x (wordCount, kind, device, arenaOffset, nameOffset, locOffset,
 //                 numOperands, numOperands x (device, tensor), result tensor,
 //                 numAttrs, numAttrs x word)
-// where tensor = (dtype, rank, rank x dim). Float attributes are stored as
-// the bits of a double; axes are normalized (non-negative). An op's
+// where tensor = (dtype, rank, rank x dim). The kinds and the layout of
+// each kind's attribute words are in OpKinds.def and ImageAttrs.h. An op's
 // arenaOffset is where its result lives in its device's arena (what the
 // runtime names when a budget refuses the plan).
 //
@@ -27,12 +27,14 @@
 #ifndef TANDEM_RUNTIME_MODELIMAGE_H
 #define TANDEM_RUNTIME_MODELIMAGE_H
 
+#include "tandem/runtime/ImageAttrs.h"
+
 #include <cstdint>
 
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 2;
+constexpr int64_t kVersion = 3;
 
 /// Devices, as the image and the ABI number them.
 enum Device : int64_t { kCpu = 0, kGpu = 1 };
@@ -40,59 +42,43 @@ enum Device : int64_t { kCpu = 0, kGpu = 1 };
 /// Element types (the runtime's DType values).
 enum ElementType : int64_t { kF32 = 0, kF16, kBF16, kI64, kI32, kBool };
 
-/// Op kinds the runtime executes. Attributes per kind are listed after it.
+/// Op kinds the runtime executes (OpKinds.def lists them, with their
+/// attributes).
 enum OpKind : int64_t {
-  kTransfer = 0, // (none): copy to the op's device
-  kFill,         // value (as double bits)
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kMaximum,
-  kMinimum,
-  kPow,
-  kNeg,
-  kAbs,
-  kExp,
-  kLog,
-  kSqrt,
-  kRsqrt,
-  kTanh,
-  kSigmoid,
-  kRelu,
-  kGelu,
-  kSilu,
-  kMatmul,
-  kLinear,  // hasBias
-  kReshape,
-  kCompare,     // predicate (eq ne lt le gt ge = 0..5)
-  kSelect,
-  kCast,
-  kIota,        // axis
-  kConv2d,      // strideH, strideW, padH, padW, dilationH, dilationW, groups, hasBias
-  kMaxPool2d,   // kernelH, kernelW, strideH, strideW, padH, padW
-  kAvgPool2d,   // kernelH, kernelW, strideH, strideW, padH, padW
-  kBatchNorm,   // epsilon
-  kSoftmax,     // axis
-  kLogSoftmax,  // axis
-  kLayerNorm,   // axis, epsilon
-  kL2Normalize, // axis, epsilon
-  kReduceSum,   // axes...
-  kReduceMean,  // axes...
-  kReduceMax,   // axes...
-  kReduceMin,   // axes...
-  kArgmax,      // axis
-  kTranspose,   // perm...
-  kConcat,      // axis
-  kSlice,       // starts..., strides...
-  kBroadcastTo,
-  kEmbedding,
-  kGather,      // axis
-  kDynamicSlice,
-  kShape,
-  kConstant,    // the result's bytes, 8 to a word
+#define TANDEM_OP_KIND(Name, Family, Attrs) k##Name,
+#include "tandem/runtime/OpKinds.def"
   kNumOpKinds
 };
+
+/// The kernel families, one file of kernels per backend each.
+enum class KernelFamily { DataMovement, Elementwise, Gemm, Conv, Norm, Reduce };
+
+/// The family of a kind below kNumOpKinds.
+inline KernelFamily familyOf(int64_t kind) {
+  static constexpr KernelFamily families[] = {
+#define TANDEM_OP_KIND(Name, Family, Attrs) KernelFamily::Family,
+#include "tandem/runtime/OpKinds.def"
+  };
+  return families[kind];
+}
+
+/// The kind's name as the runtime prints it ("Conv2d").
+inline const char *kindName(int64_t kind) {
+  static constexpr const char *names[] = {
+#define TANDEM_OP_KIND(Name, Family, Attrs) #Name,
+#include "tandem/runtime/OpKinds.def"
+  };
+  return kind >= 0 && kind < kNumOpKinds ? names[kind] : "unknown";
+}
+
+/// How many attribute words a kind below kNumOpKinds takes; -1 for a list.
+inline int64_t attrWordCount(int64_t kind) {
+  static constexpr int64_t counts[] = {
+#define TANDEM_OP_KIND(Name, Family, Attrs) wordCount<Attrs>(),
+#include "tandem/runtime/OpKinds.def"
+  };
+  return counts[kind];
+}
 
 } // namespace tandem::image
 

@@ -7,6 +7,7 @@
 #include "tandem/Dialect/Tandem/IR/TandemAttrs.h"
 
 #include <cstdint>
+#include <vector>
 
 namespace mlir {
 class DialectRegistry;
@@ -30,9 +31,11 @@ struct WorkEstimate {
 /// once, each result written once.
 WorkEstimate estimateElementwiseWork(Operation *op, int64_t flopsPerElement);
 
-/// Attaches the work and device contracts to the upstream ops Tandem IR may
-/// contain (`arith.constant`, which `tandem.shape` folds into).
+/// Attaches the work, device and runtime contracts to the upstream ops
+/// Tandem IR may contain (`arith.constant`, which `tandem.shape` folds into).
 void registerUpstreamOpInterfaceModels(DialectRegistry &registry);
+/// The runtime contract's part of it (TandemRuntime.cpp).
+void registerRuntimeOpInterfaceModels(DialectRegistry &registry);
 
 } // namespace tandem
 } // namespace mlir

@@ -1,8 +1,9 @@
-//===- TandemInterfaces.td - work and device contracts ----*- tablegen -*-===//
+//===- TandemInterfaces.td - work, device and runtime contracts -*- tablegen -*-===//
 //
-// The two contracts every op that placement sees implements. A rule about an
-// op's cost or where it may run lives here (or in the op's implementation of
-// these methods), never in a pass's switch over op names.
+// The contracts every op that placement and code generation see implement.
+// A rule about an op's cost, where it may run or how the runtime executes it
+// lives here (or in the op's implementation of these methods), never in a
+// pass's switch over op names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -66,6 +67,41 @@ def Tandem_DeviceSupportOpInterface : OpInterface<"DeviceSupportOpInterface"> {
       "bool", "isHostOperand", (ins "unsigned":$operandIndex),
       /*methodBody=*/"",
       /*defaultImplementation=*/"return false;"
+    >
+  ];
+}
+
+def Tandem_RuntimeOpInterface : OpInterface<"RuntimeOpInterface"> {
+  let cppNamespace = "::mlir::tandem";
+  let description = [{
+    How a compiled model's runtime executes the op: the kind it is run as
+    and the attribute words that follow the kind in the model image. The
+    kinds are listed once, in the runtime's `OpKinds.def`, with the layout
+    of each kind's attribute words (`ImageAttrs.h`); an op names its kind in
+    its definition (`Tandem_RunsAs<"Kind">` in TandemOps.td) and writes its
+    attributes with the struct of that layout, so the compiler, the image
+    reader and the kernels of every backend read one description.
+
+    Ops without this interface are not executed: a weight is read where it
+    was loaded, and a view (`ViewLikeOpInterface`, e.g. `tandem.reshape`)
+    is its source's buffer.
+  }];
+
+  let methods = [
+    InterfaceMethod<
+      "Returns the kind (`::tandem::image::OpKind`) the runtime runs the op as.",
+      "int64_t", "getRuntimeKind", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return ConcreteOp::kRuntimeKind;"
+    >,
+    InterfaceMethod<
+      [{Appends the op's attribute words (the layout OpKinds.def gives its
+        kind) to `words`; emits an error on the op and fails if the runtime
+        cannot represent them.}],
+      "::mlir::LogicalResult", "writeRuntimeAttrs",
+      (ins "std::vector<int64_t> &":$words),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return ::mlir::success();"
     >
   ];
 }

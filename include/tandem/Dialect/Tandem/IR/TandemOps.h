@@ -9,6 +9,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #include "tandem/Dialect/Tandem/IR/TandemAttrs.h"
 #include "tandem/Dialect/Tandem/IR/TandemDialect.h"

@@ -20,6 +20,7 @@ include "mlir/IR/CommonAttrConstraints.td"
 include "mlir/IR/CommonTypeConstraints.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ViewLikeInterface.td"
 
 //===----------------------------------------------------------------------===//
 // Types
@@ -56,6 +57,18 @@ def Tandem_AddressableTensors : NativeOpTrait<"AddressableTensors"> {
   let cppNamespace = "::mlir::tandem::OpTrait";
 }
 
+/// The op runs as runtime kind `kind` (OpKinds.def). Ops with attributes
+/// list "writeRuntimeAttrs" in `overridden` and write them in
+/// TandemRuntime.cpp, with the layout ImageAttrs.h gives their kind.
+class Tandem_RunsAsTrait<string kind>
+    : ParamNativeOpTrait<"RunsAs", "::mlir::tandem::RuntimeKind::" # kind> {
+  let cppNamespace = "::mlir::tandem::OpTrait";
+}
+class Tandem_RunsAs<string kind, list<string> overridden = []>
+    : TraitList<[Tandem_RunsAsTrait<kind>,
+                 DeclareOpInterfaceMethods<Tandem_RuntimeOpInterface,
+                                           overridden>]>;
+
 //===----------------------------------------------------------------------===//
 // Base classes
 //===----------------------------------------------------------------------===//
@@ -83,9 +96,10 @@ class Tandem_ElementwiseWork<int flops> {
   }];
 }
 
-class Tandem_UnaryOp<string mnemonic, Type tensorType, int flops,
+class Tandem_UnaryOp<string mnemonic, string kind, Type tensorType, int flops,
                      string semantics>
-    : Tandem_Op<mnemonic, [SameOperandsAndResultType, Tandem_OwnWork]> {
+    : Tandem_Op<mnemonic, [SameOperandsAndResultType, Tandem_OwnWork,
+                           Tandem_RunsAs<kind>]> {
   let summary = "elementwise " # mnemonic;
   let description = semantics # "\n\nWork: " # flops #
       " FLOP per element; reads x, writes the result.\n";
@@ -95,10 +109,10 @@ class Tandem_UnaryOp<string mnemonic, Type tensorType, int flops,
   let extraClassDefinition = Tandem_ElementwiseWork<flops>.definition;
 }
 
-class Tandem_BinaryOp<string mnemonic, Type tensorType, int flops,
-                      string semantics>
+class Tandem_BinaryOp<string mnemonic, string kind, Type tensorType,
+                      int flops, string semantics>
     : Tandem_Op<mnemonic, [SameOperandsAndResultElementType,
-                           Tandem_OwnWork,
+                           Tandem_OwnWork, Tandem_RunsAs<kind>,
                            Tandem_BroadcastsOperands]> {
   let summary = "elementwise " # mnemonic # " with NumPy broadcasting";
   let description = semantics # "\n\n"
@@ -116,8 +130,10 @@ class Tandem_BinaryOp<string mnemonic, Type tensorType, int flops,
   let extraClassDefinition = Tandem_ElementwiseWork<flops>.definition;
 }
 
-class Tandem_ReductionOp<string mnemonic, Type tensorType, string semantics>
-    : Tandem_Op<mnemonic, [SameOperandsAndResultElementType, Tandem_OwnWork]> {
+class Tandem_ReductionOp<string mnemonic, string kind, Type tensorType,
+                         string semantics>
+    : Tandem_Op<mnemonic, [SameOperandsAndResultElementType, Tandem_OwnWork,
+                           Tandem_RunsAs<kind, ["writeRuntimeAttrs"]>]> {
   let summary = mnemonic # " over the given axes";
   let description = semantics # "\n\n"
       "`axes` lists distinct dimensions (negative ones count from the end). "
@@ -154,7 +170,8 @@ def Tandem_WeightOp : Tandem_Op<"weight", [Tandem_OwnWork]> {
   let hasVerifier = 1;
 }
 
-def Tandem_FillOp : Tandem_Op<"fill", [Tandem_OwnWork]> {
+def Tandem_FillOp : Tandem_Op<"fill", [Tandem_RunsAs<"Fill", ["writeRuntimeAttrs"]>,
+     Tandem_OwnWork]> {
   let summary = "a tensor with every element equal to `value`";
   let description = [{
     `value` is typed like the result's element type (`0.5 : f32`, `3 : i64`).
@@ -171,7 +188,8 @@ def Tandem_FillOp : Tandem_Op<"fill", [Tandem_OwnWork]> {
   let hasVerifier = 1;
 }
 
-def Tandem_IotaOp : Tandem_Op<"iota", [Tandem_OwnWork]> {
+def Tandem_IotaOp : Tandem_Op<"iota", [Tandem_RunsAs<"Iota", ["writeRuntimeAttrs"]>,
+     Tandem_OwnWork]> {
   let summary = "element indices along an axis";
   let description = [{
     Each element holds its index along `axis`, converted to the element type.
@@ -190,22 +208,22 @@ def Tandem_IotaOp : Tandem_Op<"iota", [Tandem_OwnWork]> {
 
 // Integer arithmetic wraps around in two's complement, as in NumPy and
 // PyTorch.
-def Tandem_AddOp : Tandem_BinaryOp<"add", Tandem_NumericTensor, 1,
+def Tandem_AddOp : Tandem_BinaryOp<"add", "Add", Tandem_NumericTensor, 1,
     "lhs + rhs; integers wrap around.">;
-def Tandem_SubOp : Tandem_BinaryOp<"sub", Tandem_NumericTensor, 1,
+def Tandem_SubOp : Tandem_BinaryOp<"sub", "Sub", Tandem_NumericTensor, 1,
     "lhs - rhs; integers wrap around.">;
-def Tandem_MulOp : Tandem_BinaryOp<"mul", Tandem_NumericTensor, 1,
+def Tandem_MulOp : Tandem_BinaryOp<"mul", "Mul", Tandem_NumericTensor, 1,
     "lhs * rhs; integers wrap around.">;
-def Tandem_DivOp : Tandem_BinaryOp<"div", Tandem_NumericTensor, 1,
+def Tandem_DivOp : Tandem_BinaryOp<"div", "Div", Tandem_NumericTensor, 1,
     "lhs / rhs; integer division truncates toward zero, MIN / -1 wraps to "
     "MIN, and an integer division by zero is an error at run time (as in "
     "PyTorch).">;
-def Tandem_MaximumOp : Tandem_BinaryOp<"maximum", Tandem_NumericTensor, 1,
+def Tandem_MaximumOp : Tandem_BinaryOp<"maximum", "Maximum", Tandem_NumericTensor, 1,
     "max(lhs, rhs), NaN-propagating as torch.maximum.">;
-def Tandem_MinimumOp : Tandem_BinaryOp<"minimum", Tandem_NumericTensor, 1,
+def Tandem_MinimumOp : Tandem_BinaryOp<"minimum", "Minimum", Tandem_NumericTensor, 1,
     "min(lhs, rhs), NaN-propagating as torch.minimum.">;
 // pow is exp(rhs * log(lhs)): 4 + 1 + 4 FLOPs, rounded to 8.
-def Tandem_PowOp : Tandem_BinaryOp<"pow", Tandem_FloatTensor, 8,
+def Tandem_PowOp : Tandem_BinaryOp<"pow", "Pow", Tandem_FloatTensor, 8,
     "lhs raised to the power rhs.">;
 
 //===----------------------------------------------------------------------===//
@@ -215,33 +233,34 @@ def Tandem_PowOp : Tandem_BinaryOp<"pow", Tandem_FloatTensor, 8,
 // FLOPs per element: 1 for arithmetic; 4 for exp and log (a short polynomial
 // after range reduction); tanh, sigmoid and silu add a division and an
 // addition or multiplication to an exp; gelu evaluates erf (about 10).
-def Tandem_NegOp : Tandem_UnaryOp<"neg", Tandem_NumericTensor, 1,
+def Tandem_NegOp : Tandem_UnaryOp<"neg", "Neg", Tandem_NumericTensor, 1,
     "-x; -MIN wraps to MIN.">;
-def Tandem_AbsOp : Tandem_UnaryOp<"abs", Tandem_NumericTensor, 1,
+def Tandem_AbsOp : Tandem_UnaryOp<"abs", "Abs", Tandem_NumericTensor, 1,
     "|x|; abs(MIN) wraps to MIN.">;
-def Tandem_ExpOp : Tandem_UnaryOp<"exp", Tandem_FloatTensor, 4, "e^x.">;
-def Tandem_LogOp : Tandem_UnaryOp<"log", Tandem_FloatTensor, 4,
+def Tandem_ExpOp : Tandem_UnaryOp<"exp", "Exp", Tandem_FloatTensor, 4, "e^x.">;
+def Tandem_LogOp : Tandem_UnaryOp<"log", "Log", Tandem_FloatTensor, 4,
     "Natural logarithm of x.">;
-def Tandem_SqrtOp : Tandem_UnaryOp<"sqrt", Tandem_FloatTensor, 1,
+def Tandem_SqrtOp : Tandem_UnaryOp<"sqrt", "Sqrt", Tandem_FloatTensor, 1,
     "Square root of x.">;
-def Tandem_RsqrtOp : Tandem_UnaryOp<"rsqrt", Tandem_FloatTensor, 1,
+def Tandem_RsqrtOp : Tandem_UnaryOp<"rsqrt", "Rsqrt", Tandem_FloatTensor, 1,
     "1 / sqrt(x).">;
-def Tandem_TanhOp : Tandem_UnaryOp<"tanh", Tandem_FloatTensor, 6,
+def Tandem_TanhOp : Tandem_UnaryOp<"tanh", "Tanh", Tandem_FloatTensor, 6,
     "Hyperbolic tangent of x.">;
-def Tandem_SigmoidOp : Tandem_UnaryOp<"sigmoid", Tandem_FloatTensor, 6,
+def Tandem_SigmoidOp : Tandem_UnaryOp<"sigmoid", "Sigmoid", Tandem_FloatTensor, 6,
     "1 / (1 + e^-x).">;
-def Tandem_ReluOp : Tandem_UnaryOp<"relu", Tandem_NumericTensor, 1,
+def Tandem_ReluOp : Tandem_UnaryOp<"relu", "Relu", Tandem_NumericTensor, 1,
     "max(x, 0); relu(NaN) is NaN, as in PyTorch.">;
-def Tandem_GeluOp : Tandem_UnaryOp<"gelu", Tandem_FloatTensor, 10,
+def Tandem_GeluOp : Tandem_UnaryOp<"gelu", "Gelu", Tandem_FloatTensor, 10,
     "x * Φ(x), the exact erf form: 0.5 * x * (1 + erf(x / sqrt(2))).">;
-def Tandem_SiluOp : Tandem_UnaryOp<"silu", Tandem_FloatTensor, 6,
+def Tandem_SiluOp : Tandem_UnaryOp<"silu", "Silu", Tandem_FloatTensor, 6,
     "x * sigmoid(x).">;
 
 //===----------------------------------------------------------------------===//
 // Compare, select, cast
 //===----------------------------------------------------------------------===//
 
-def Tandem_CompareOp : Tandem_Op<"compare", [SameOperandsElementType,
+def Tandem_CompareOp : Tandem_Op<"compare", [Tandem_RunsAs<"Compare", ["writeRuntimeAttrs"]>,
+     SameOperandsElementType,
     Tandem_OwnWork,
     Tandem_BroadcastsOperands]> {
   let summary = "elementwise comparison with NumPy broadcasting";
@@ -266,7 +285,8 @@ def Tandem_CompareOp : Tandem_Op<"compare", [SameOperandsElementType,
   let extraClassDefinition = Tandem_ElementwiseWork<1>.definition;
 }
 
-def Tandem_SelectOp : Tandem_Op<"select", [Tandem_OwnWork,
+def Tandem_SelectOp : Tandem_Op<"select", [Tandem_RunsAs<"Select">,
+     Tandem_OwnWork,
     Tandem_BroadcastsOperands]> {
   let summary = "elementwise choice between two tensors by a mask";
   let description = [{
@@ -286,7 +306,8 @@ def Tandem_SelectOp : Tandem_Op<"select", [Tandem_OwnWork,
   let extraClassDefinition = Tandem_ElementwiseWork<1>.definition;
 }
 
-def Tandem_CastOp : Tandem_Op<"cast", [SameOperandsAndResultShape,
+def Tandem_CastOp : Tandem_Op<"cast", [Tandem_RunsAs<"Cast">,
+     SameOperandsAndResultShape,
                                        Tandem_OwnWork]> {
   let summary = "elementwise conversion to the result's element type";
   let description = [{
@@ -309,7 +330,8 @@ def Tandem_CastOp : Tandem_Op<"cast", [SameOperandsAndResultShape,
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-def Tandem_MatmulOp : Tandem_Op<"matmul", [SameOperandsAndResultElementType,
+def Tandem_MatmulOp : Tandem_Op<"matmul", [Tandem_RunsAs<"Matmul">,
+     SameOperandsAndResultElementType,
                                            Tandem_OwnWork]> {
   let summary = "batched matrix product";
   let description = [{
@@ -325,7 +347,8 @@ def Tandem_MatmulOp : Tandem_Op<"matmul", [SameOperandsAndResultElementType,
   let hasVerifier = 1;
 }
 
-def Tandem_LinearOp : Tandem_Op<"linear", [SameOperandsAndResultElementType,
+def Tandem_LinearOp : Tandem_Op<"linear", [Tandem_RunsAs<"Linear", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType,
                                            Tandem_OwnWork]> {
   let summary = "x·wᵀ + b in PyTorch's layout";
   let description = [{
@@ -347,7 +370,8 @@ def Tandem_LinearOp : Tandem_Op<"linear", [SameOperandsAndResultElementType,
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-def Tandem_Conv2dOp : Tandem_Op<"conv2d", [SameOperandsAndResultElementType,
+def Tandem_Conv2dOp : Tandem_Op<"conv2d", [Tandem_RunsAs<"Conv2d", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType,
                                            Tandem_OwnWork]> {
   let summary = "2-D convolution, NCHW input and OIHW filter";
   let description = [{
@@ -373,8 +397,9 @@ def Tandem_Conv2dOp : Tandem_Op<"conv2d", [SameOperandsAndResultElementType,
   let hasVerifier = 1;
 }
 
-class Tandem_Pool2dOp<string mnemonic, string semantics>
-    : Tandem_Op<mnemonic, [SameOperandsAndResultElementType, Tandem_OwnWork]> {
+class Tandem_Pool2dOp<string mnemonic, string kind, string semantics>
+    : Tandem_Op<mnemonic, [SameOperandsAndResultElementType, Tandem_OwnWork,
+                           Tandem_RunsAs<kind, ["writeRuntimeAttrs"]>]> {
   let summary = "2-D " # mnemonic # " over NCHW";
   let description = semantics # "\n\n"
       "x: [N, C, H, W] → [N, C, OH, OW], OH = ⌊(H + 2·pH − kH) / sH⌋ + 1 "
@@ -396,14 +421,15 @@ class Tandem_Pool2dOp<string mnemonic, string semantics>
   }];
 }
 
-def Tandem_MaxPool2dOp : Tandem_Pool2dOp<"max_pool2d",
+def Tandem_MaxPool2dOp : Tandem_Pool2dOp<"max_pool2d", "MaxPool2d",
     "The maximum of each window; padding never wins (it is -inf).">;
-def Tandem_AvgPool2dOp : Tandem_Pool2dOp<"avg_pool2d",
+def Tandem_AvgPool2dOp : Tandem_Pool2dOp<"avg_pool2d", "AvgPool2d",
     "The mean of each window; padded zeros count in the divisor, as PyTorch's "
     "default `count_include_pad=True`.">;
 
 def Tandem_BatchNormOp : Tandem_Op<"batch_norm",
-    [SameOperandsAndResultElementType, Tandem_OwnWork]> {
+    [Tandem_RunsAs<"BatchNorm", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType, Tandem_OwnWork]> {
   let summary = "batch normalization, inference form";
   let description = [{
     x: [N, C, ...], scale, bias, mean, var: [C] →
@@ -429,9 +455,10 @@ def Tandem_BatchNormOp : Tandem_Op<"batch_norm",
 // Normalization
 //===----------------------------------------------------------------------===//
 
-class Tandem_AxisNormOp<string mnemonic, int flops, string semantics,
-                        string epsilon = "">
-    : Tandem_Op<mnemonic, [SameOperandsAndResultType, Tandem_OwnWork]> {
+class Tandem_AxisNormOp<string mnemonic, string kind, int flops,
+                        string semantics, string epsilon = "">
+    : Tandem_Op<mnemonic, [SameOperandsAndResultType, Tandem_OwnWork,
+                           Tandem_RunsAs<kind, ["writeRuntimeAttrs"]>]> {
   let description = semantics # "\n\nWork: " # flops #
       " FLOPs per element; reads x, writes the result.\n";
   let arguments = !if(!empty(epsilon),
@@ -445,24 +472,25 @@ class Tandem_AxisNormOp<string mnemonic, int flops, string semantics,
 }
 
 // softmax: max, subtract, exp (4), sum and divide: 8 FLOPs per element.
-def Tandem_SoftmaxOp : Tandem_AxisNormOp<"softmax", 8,
+def Tandem_SoftmaxOp : Tandem_AxisNormOp<"softmax", "Softmax", 8,
     "exp(x − max) / Σ exp(x − max) along `axis`."> {
   let summary = "softmax along an axis";
 }
 // log_softmax: max, subtract, exp (4), sum, subtract the log: 8 per element.
-def Tandem_LogSoftmaxOp : Tandem_AxisNormOp<"log_softmax", 8,
+def Tandem_LogSoftmaxOp : Tandem_AxisNormOp<"log_softmax", "LogSoftmax", 8,
     "x − max − log Σ exp(x − max) along `axis`."> {
   let summary = "log of softmax along an axis";
 }
 // l2_normalize: square, sum, divide: 3 FLOPs per element.
-def Tandem_L2NormalizeOp : Tandem_AxisNormOp<"l2_normalize", 3,
+def Tandem_L2NormalizeOp : Tandem_AxisNormOp<"l2_normalize", "L2Normalize", 3,
     "x / max(‖x‖₂, epsilon) along `axis` (`torch.nn.functional.normalize`, "
     "epsilon defaults to 1e-12).", "1.0e-12"> {
   let summary = "divide by the L2 norm along an axis";
 }
 
 def Tandem_LayerNormOp : Tandem_Op<"layer_norm",
-    [SameOperandsAndResultElementType, Tandem_OwnWork]> {
+    [Tandem_RunsAs<"LayerNorm", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType, Tandem_OwnWork]> {
   let summary = "layer normalization over the trailing dimensions";
   let description = [{
     Normalizes x over dimensions axis..rank−1 (mean 0, variance 1 with
@@ -486,16 +514,17 @@ def Tandem_LayerNormOp : Tandem_Op<"layer_norm",
 // Reductions
 //===----------------------------------------------------------------------===//
 
-def Tandem_ReduceSumOp : Tandem_ReductionOp<"reduce_sum", Tandem_NumericTensor,
+def Tandem_ReduceSumOp : Tandem_ReductionOp<"reduce_sum", "ReduceSum", Tandem_NumericTensor,
     "Sum of the elements over `axes`.">;
-def Tandem_ReduceMeanOp : Tandem_ReductionOp<"reduce_mean", Tandem_FloatTensor,
+def Tandem_ReduceMeanOp : Tandem_ReductionOp<"reduce_mean", "ReduceMean", Tandem_FloatTensor,
     "Mean of the elements over `axes`.">;
-def Tandem_ReduceMaxOp : Tandem_ReductionOp<"reduce_max", Tandem_NumericTensor,
+def Tandem_ReduceMaxOp : Tandem_ReductionOp<"reduce_max", "ReduceMax", Tandem_NumericTensor,
     "Maximum over `axes` (NaN-propagating).">;
-def Tandem_ReduceMinOp : Tandem_ReductionOp<"reduce_min", Tandem_NumericTensor,
+def Tandem_ReduceMinOp : Tandem_ReductionOp<"reduce_min", "ReduceMin", Tandem_NumericTensor,
     "Minimum over `axes` (NaN-propagating).">;
 
-def Tandem_ArgmaxOp : Tandem_Op<"argmax", [Tandem_OwnWork]> {
+def Tandem_ArgmaxOp : Tandem_Op<"argmax", [Tandem_RunsAs<"Argmax", ["writeRuntimeAttrs"]>,
+     Tandem_OwnWork]> {
   let summary = "index of the maximum along an axis";
   let description = [{
     The index (i64) of the first maximum along `axis`; with `keepdims` that
@@ -515,7 +544,7 @@ def Tandem_ArgmaxOp : Tandem_Op<"argmax", [Tandem_OwnWork]> {
 //===----------------------------------------------------------------------===//
 
 def Tandem_ReshapeOp : Tandem_Op<"reshape", [SameOperandsAndResultElementType,
-                                             Tandem_OwnWork]> {
+    Tandem_OwnWork, DeclareOpInterfaceMethods<ViewLikeOpInterface>]> {
   let summary = "the same elements in row-major order under another shape";
   let description = [{
     The result has as many elements as x.
@@ -530,7 +559,8 @@ def Tandem_ReshapeOp : Tandem_Op<"reshape", [SameOperandsAndResultElementType,
 }
 
 def Tandem_TransposeOp : Tandem_Op<"transpose",
-    [SameOperandsAndResultElementType, Tandem_OwnWork]> {
+    [Tandem_RunsAs<"Transpose", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType, Tandem_OwnWork]> {
   let summary = "permutation of the dimensions";
   let description = [{
     result dimension i is x's dimension perm[i] (`torch.permute`).
@@ -544,7 +574,8 @@ def Tandem_TransposeOp : Tandem_Op<"transpose",
   let hasFolder = 1;
 }
 
-def Tandem_ConcatOp : Tandem_Op<"concat", [SameOperandsAndResultElementType,
+def Tandem_ConcatOp : Tandem_Op<"concat", [Tandem_RunsAs<"Concat", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType,
                                            Tandem_OwnWork]> {
   let summary = "join tensors along an axis";
   let description = [{
@@ -559,7 +590,8 @@ def Tandem_ConcatOp : Tandem_Op<"concat", [SameOperandsAndResultElementType,
   let hasVerifier = 1;
 }
 
-def Tandem_SliceOp : Tandem_Op<"slice", [SameOperandsAndResultElementType,
+def Tandem_SliceOp : Tandem_Op<"slice", [Tandem_RunsAs<"Slice", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultElementType,
                                          Tandem_OwnWork]> {
   let summary = "a strided window of static bounds";
   let description = [{
@@ -583,7 +615,8 @@ def Tandem_SliceOp : Tandem_Op<"slice", [SameOperandsAndResultElementType,
 }
 
 def Tandem_BroadcastToOp : Tandem_Op<"broadcast_to",
-    [SameOperandsAndResultElementType, Tandem_OwnWork]> {
+    [Tandem_RunsAs<"BroadcastTo">,
+     SameOperandsAndResultElementType, Tandem_OwnWork]> {
   let summary = "stretch to a larger shape with NumPy broadcasting";
   let description = [{
     x's shape must broadcast to the result's shape (right-aligned; x's
@@ -598,7 +631,8 @@ def Tandem_BroadcastToOp : Tandem_Op<"broadcast_to",
   let hasFolder = 1;
 }
 
-def Tandem_ShapeOp : Tandem_Op<"shape", [Tandem_OwnWork],
+def Tandem_ShapeOp : Tandem_Op<"shape", [Tandem_RunsAs<"Shape">,
+     Tandem_OwnWork],
     DeclareOpInterfaceMethods<Tandem_DeviceSupportOpInterface, ["canRunOn"]>> {
   let summary = "the dimensions of a tensor, as an i64 vector";
   let description = [{
@@ -619,7 +653,8 @@ def Tandem_ShapeOp : Tandem_Op<"shape", [Tandem_OwnWork],
 // Indexing
 //===----------------------------------------------------------------------===//
 
-def Tandem_EmbeddingOp : Tandem_Op<"embedding", [Tandem_OwnWork]> {
+def Tandem_EmbeddingOp : Tandem_Op<"embedding", [Tandem_RunsAs<"Embedding">,
+     Tandem_OwnWork]> {
   let summary = "rows of a table selected by ids";
   let description = [{
     table: [V, D], ids: integer tensor of any shape → ids.shape + [D], the
@@ -635,7 +670,8 @@ def Tandem_EmbeddingOp : Tandem_Op<"embedding", [Tandem_OwnWork]> {
   let hasVerifier = 1;
 }
 
-def Tandem_GatherOp : Tandem_Op<"gather", [Tandem_OwnWork]> {
+def Tandem_GatherOp : Tandem_Op<"gather", [Tandem_RunsAs<"Gather", ["writeRuntimeAttrs"]>,
+     Tandem_OwnWork]> {
   let summary = "take along an axis";
   let description = [{
     As `numpy.take(x, indices, axis)`: the result's shape is
@@ -652,7 +688,8 @@ def Tandem_GatherOp : Tandem_Op<"gather", [Tandem_OwnWork]> {
   let hasVerifier = 1;
 }
 
-def Tandem_DynamicSliceOp : Tandem_Op<"dynamic_slice", [Tandem_OwnWork],
+def Tandem_DynamicSliceOp : Tandem_Op<"dynamic_slice", [Tandem_RunsAs<"DynamicSlice">,
+     Tandem_OwnWork],
     DeclareOpInterfaceMethods<Tandem_DeviceSupportOpInterface,
                               ["isHostOperand"]>> {
   let summary = "a window of static size at offsets known at run time";
@@ -675,7 +712,8 @@ def Tandem_DynamicSliceOp : Tandem_Op<"dynamic_slice", [Tandem_OwnWork],
 // Placement
 //===----------------------------------------------------------------------===//
 
-def Tandem_TransferOp : Tandem_Op<"transfer", [SameOperandsAndResultType,
+def Tandem_TransferOp : Tandem_Op<"transfer", [Tandem_RunsAs<"Transfer">,
+     SameOperandsAndResultType,
                                                Tandem_OwnWork]> {
   let summary = "copy a value to another device";
   let description = [{

@@ -5,6 +5,17 @@
 
 #include "mlir/IR/OpDefinition.h"
 
+namespace mlir::tandem {
+
+/// The kinds the runtime executes ops as, numbered as the model image's
+/// `::tandem::image::OpKind` (both come from the runtime's OpKinds.def).
+enum class RuntimeKind : int64_t {
+#define TANDEM_OP_KIND(Name, Family, Attrs) Name,
+#include "tandem/runtime/OpKinds.def"
+};
+
+} // namespace mlir::tandem
+
 namespace mlir::tandem::OpTrait {
 
 namespace impl {
@@ -31,6 +42,16 @@ public:
   static LogicalResult verifyTrait(Operation *op) {
     return impl::verifyAddressableTensors(op);
   }
+};
+
+/// The op runs as runtime kind `Kind`; read through
+/// RuntimeOpInterface::getRuntimeKind.
+template <RuntimeKind Kind> struct RunsAs {
+  template <typename ConcreteType>
+  class Impl : public ::mlir::OpTrait::TraitBase<ConcreteType, Impl> {
+  public:
+    static constexpr int64_t kRuntimeKind = int64_t(Kind);
+  };
 };
 
 } // namespace mlir::tandem::OpTrait

@@ -1,0 +1,86 @@
+//===- ImageAttrs.h - the attribute words of each op kind -------*- C++ -*-===//
+//
+// What follows an op's kind in the model image: its attributes, as the
+// struct OpKinds.def names for the kind. The compiler writes the struct
+// (writeAttrs), the runtime's image reader checks the word count and the
+// kernels read it back (readAttrs), so the layout is written once. Every
+// field is 8 bytes: an int64_t, or a double stored as its bits. Axes are
+// normalized (non-negative).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_IMAGEATTRS_H
+#define TANDEM_RUNTIME_IMAGEATTRS_H
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+#include <vector>
+
+namespace tandem::image {
+
+/// No attributes.
+struct NoAttrs {};
+/// A list of words whose length depends on the op (see OpKinds.def).
+struct ListAttrs {};
+
+struct FillAttrs {
+  double value;
+};
+struct LinearAttrs {
+  int64_t hasBias;
+};
+/// eq ne lt le gt ge = 0..5 (the dialect's CmpPredicate).
+struct CompareAttrs {
+  int64_t predicate;
+};
+struct AxisAttrs {
+  int64_t axis;
+};
+struct EpsilonAttrs {
+  double epsilon;
+};
+struct AxisEpsilonAttrs {
+  int64_t axis;
+  double epsilon;
+};
+/// (height, width) pairs.
+struct Conv2dAttrs {
+  int64_t strides[2], padding[2], dilation[2];
+  int64_t groups, hasBias;
+};
+struct Pool2dAttrs {
+  int64_t kernel[2], strides[2], padding[2];
+};
+
+/// How many words a kind's attributes take: -1 for a list.
+template <typename Attrs> constexpr int64_t wordCount() {
+  if constexpr (std::is_same_v<Attrs, ListAttrs>)
+    return -1;
+  else if constexpr (std::is_empty_v<Attrs>)
+    return 0;
+  else {
+    static_assert(sizeof(Attrs) % 8 == 0 && std::is_trivially_copyable_v<Attrs>,
+                  "attribute structs are made of 8-byte fields");
+    return sizeof(Attrs) / 8;
+  }
+}
+
+/// Appends `attrs` to the image's words.
+template <typename Attrs>
+void writeAttrs(const Attrs &attrs, std::vector<int64_t> &words) {
+  size_t at = words.size();
+  words.resize(at + wordCount<Attrs>());
+  std::memcpy(words.data() + at, &attrs, sizeof(Attrs));
+}
+
+/// The attributes of an op whose word count the image reader has checked.
+template <typename Attrs> Attrs readAttrs(const std::vector<int64_t> &words) {
+  Attrs attrs;
+  std::memcpy(&attrs, words.data(), sizeof(Attrs));
+  return attrs;
+}
+
+} // namespace tandem::image
+
+#endif // TANDEM_RUNTIME_IMAGEATTRS_H
