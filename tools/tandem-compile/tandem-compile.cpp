@@ -250,9 +250,9 @@ int main(int argc, char **argv) {
   options.strategy = strategy.getValue();
   options.report = report.getValue();
   tandem::buildPlacementPipeline(pm, options);
-  tandem::LowerToLLVMOptions lowering;
+  tandem::ConvertTandemToLLVMOptions lowering;
   lowering.library = emit == "lib";
-  pm.addPass(tandem::createLowerToLLVM(lowering));
+  pm.addPass(tandem::createConvertTandemToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;
   if (emit == "mlir")

@@ -5,7 +5,7 @@
 
 include "mlir/Pass/PassBase.td"
 
-def LowerToLLVM : Pass<"tandem-lower-to-llvm", "::mlir::ModuleOp"> {
+def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
   let summary = "Lower placed, planned @main to LLVM dialect calls into the "
                 "runtime";
   let description = [{

@@ -24,7 +24,7 @@
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::tandem {
-#define GEN_PASS_DEF_LOWERTOLLVM
+#define GEN_PASS_DEF_CONVERTTANDEMTOLLVM
 #include "tandem/Conversion/Passes.h.inc"
 } // namespace mlir::tandem
 
@@ -103,8 +103,9 @@ FailureOr<std::pair<int64_t, std::vector<int64_t>>> describe(Operation *op) {
   return std::make_pair(runtimeOp.getRuntimeKind(), std::move(words));
 }
 
-struct LowerToLLVM : mlir::tandem::impl::LowerToLLVMBase<LowerToLLVM> {
-  using LowerToLLVMBase::LowerToLLVMBase;
+struct ConvertTandemToLLVM
+    : mlir::tandem::impl::ConvertTandemToLLVMBase<ConvertTandemToLLVM> {
+  using ConvertTandemToLLVMBase::ConvertTandemToLLVMBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
