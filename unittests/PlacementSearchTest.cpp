@@ -12,7 +12,7 @@
 #include "PlacementFrontier.h"
 #include "PlacementSearch.h"
 
-#include "tandem/Analysis/RandomPlacementProblems.h"
+#include "RandomPlacementProblems.h"
 
 #include "PlacementTestUtils.h"
 

@@ -8,7 +8,7 @@
 
 #include "tandem/Analysis/MinCut.h"
 #include "tandem/Analysis/PlacementProblem.h"
-#include "tandem/Analysis/RandomPlacementProblems.h"
+#include "RandomPlacementProblems.h"
 
 #include "PlacementTestUtils.h"
 

@@ -15,7 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Analysis/PlacementGraph.h"
-#include "tandem/Analysis/RandomPlacementProblems.h"
+#include "RandomPlacementProblems.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/InitAll.h"
 

@@ -2,7 +2,7 @@
 
 #include "tandem/Analysis/PlacementReport.h"
 
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 
 using namespace mlir;
 using namespace mlir::tandem;

@@ -18,7 +18,7 @@
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 #include "tandem/runtime/ModelImage.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"

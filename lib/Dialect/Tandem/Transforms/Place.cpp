@@ -3,7 +3,7 @@
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 
 #include "tandem/Analysis/CostModel.h"
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 #include "tandem/Analysis/PlacementGraph.h"
 #include "tandem/Analysis/PlacementReport.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"

@@ -3,7 +3,7 @@
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 
 #include "tandem/Analysis/DeviceProfile.h"
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 #include "tandem/Analysis/MemoryPlanner.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"

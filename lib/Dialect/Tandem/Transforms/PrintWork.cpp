@@ -9,7 +9,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "llvm/Support/FormatVariadic.h"

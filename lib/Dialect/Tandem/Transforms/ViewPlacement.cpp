@@ -2,7 +2,7 @@
 
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Support/OutputFile.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"

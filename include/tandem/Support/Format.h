@@ -1,7 +1,7 @@
 //===- Format.h - how Tandem prints locations, sizes and times --*- C++ -*-===//
 
-#ifndef TANDEM_ANALYSIS_FORMAT_H
-#define TANDEM_ANALYSIS_FORMAT_H
+#ifndef TANDEM_SUPPORT_FORMAT_H
+#define TANDEM_SUPPORT_FORMAT_H
 
 #include "mlir/IR/Location.h"
 
@@ -18,4 +18,4 @@ std::string formatBytes(int64_t bytes);
 
 } // namespace mlir::tandem
 
-#endif // TANDEM_ANALYSIS_FORMAT_H
+#endif // TANDEM_SUPPORT_FORMAT_H

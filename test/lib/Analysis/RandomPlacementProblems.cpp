@@ -1,6 +1,6 @@
 //===- RandomPlacementProblems.cpp - random graphs for tests and benchmarks ===//
 
-#include "tandem/Analysis/RandomPlacementProblems.h"
+#include "RandomPlacementProblems.h"
 
 #include <algorithm>
 

@@ -1,6 +1,6 @@
 //===- Format.cpp - how Tandem prints locations, sizes and times ----------===//
 
-#include "tandem/Analysis/Format.h"
+#include "tandem/Support/Format.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "llvm/Support/FormatVariadic.h"
