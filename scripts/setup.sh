@@ -39,6 +39,12 @@ if ! python3 -c "import numpy" 2>/dev/null; then
   echo "setup: installing numpy"
   pip_install numpy
 fi
+# `pip install ./python` offline (--no-build-isolation, as the install test
+# does) needs a setuptools that builds wheels by itself.
+if ! python3 -c "import setuptools, sys; sys.exit(int(setuptools.__version__.split('.')[0]) < 71)" 2>/dev/null; then
+  echo "setup: installing setuptools >= 71"
+  pip_install "setuptools>=71"
+fi
 if ! python3 -c "import torch, torchvision" 2>/dev/null; then
   echo "setup: installing torch and torchvision (PyPI; about 4 GB with CUDA libraries)"
   pip_install torch torchvision

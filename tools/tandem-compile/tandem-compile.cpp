@@ -34,6 +34,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Signals.h"
 #include "llvm/Support/SourceMgr.h"
@@ -114,9 +115,37 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path,
   return success();
 }
 
-/// Links `object` with the runtime into `output`; the linker's messages go
-/// to `log`, and the first of them into `error` when it fails.
+/// The runtime's archives, found next to this executable: <dir>/../lib, in
+/// the build tree and in an installed (or moved) prefix alike. `anchor` is
+/// any function of this program, for getMainExecutable.
+static LogicalResult findRuntime(const char *argv0, void *anchor,
+                                 std::vector<std::string> &archives,
+                                 std::string &error) {
+  std::string self = llvm::sys::fs::getMainExecutable(argv0, anchor);
+  SmallString<256> dir(self);
+  llvm::sys::path::remove_filename(dir); // bin
+  llvm::sys::path::remove_filename(dir); // the prefix
+  llvm::sys::path::append(dir, "lib");
+  for (StringRef name : {TANDEM_RUNTIME_LIBRARY_NAME,
+                         TANDEM_RUNTIME_IO_LIBRARY_NAME}) {
+    SmallString<256> archive(dir);
+    llvm::sys::path::append(archive, name);
+    if (!llvm::sys::fs::is_regular_file(archive)) {
+      error = "the runtime library " + archive.str().str() +
+              " is missing: tandem-compile links models with the runtime "
+              "installed beside it (<prefix>/bin/tandem-compile, "
+              "<prefix>/lib/" + name.str() + ")";
+      return failure();
+    }
+    archives.push_back(archive.str().str());
+  }
+  return success();
+}
+
+/// Links `object` with the runtime (`archives`) into `output`; the linker's
+/// messages go to `log`, and the first of them into `error` when it fails.
 static LogicalResult link(StringRef object, StringRef output, bool shared,
+                          const std::vector<std::string> &archives,
                           StringRef log, std::string &error) {
   llvm::ErrorOr<std::string> driver = llvm::sys::findProgramByName("c++");
   if (!driver) {
@@ -126,8 +155,7 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
   std::vector<std::string> args = {*driver, object.str(), "-o", output.str()};
   if (shared)
     args.push_back("-shared");
-  args.push_back(TANDEM_RUNTIME_LIBRARY);
-  args.push_back(TANDEM_RUNTIME_IO_LIBRARY);
+  args.insert(args.end(), archives.begin(), archives.end());
   SmallVector<StringRef> blas;
   StringRef(TANDEM_BLAS_LIBRARIES).split(blas, ';', -1, false);
   for (StringRef library : blas)
@@ -243,6 +271,14 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  // Executables and libraries link the runtime: find it before compiling.
+  std::vector<std::string> runtimeArchives;
+  std::string runtimeError;
+  if ((emit == "exe" || emit == "lib") &&
+      failed(findRuntime(argv[0], reinterpret_cast<void *>(&findRuntime),
+                         runtimeArchives, runtimeError)))
+    return fail(runtimeError);
+
   PassManager pm(&context);
   tandem::PlacementPipelineOptions options;
   options.gpuMemory = gpuMemory.getValue();
@@ -296,7 +332,8 @@ int main(int argc, char **argv) {
       }
     });
     if (failed(emitObject(*llvmModule, object, error)) ||
-        failed(link(object, staged->getTempPath(), emit == "lib", log, error)))
+        failed(link(object, staged->getTempPath(), emit == "lib",
+                    runtimeArchives, log, error)))
       return fail(error);
   }
   if (llvm::Error error = staged->commit())
