@@ -45,7 +45,7 @@ out = np.empty_like(x)
 error = ctypes.create_string_buffer(512)
 before = (threads(), fds(), mapped())
 busy = 0
-rss_after_first = None
+rss = []  # after each cycle
 for cycle in range(cycles):
     handle = libc.dlopen(library.encode(), RTLD_NOW)
     assert handle, "dlopen failed"
@@ -64,16 +64,20 @@ for cycle in range(cycles):
     busy = max(busy, threads() - before[0])
     unload()
     assert libc.dlclose(handle) == 0
-    # The first cycles warm the allocator: glibc raises its mmap threshold
-    # after the first large free, and keeps up to twice that in its heap.
-    if cycle == cycles // 2:
-        rss_after_first = rss_kib()
+    rss.append(rss_kib())
 after = (threads(), fds(), mapped())
-growth = rss_kib() - rss_after_first
+# The first cycles warm the allocator: glibc raises its mmap threshold after
+# the first large free, and then may or may not keep one freed 8 MiB buffer
+# in its heap at any moment. So compare the least resident memory of ten
+# cycles just past the middle with that of the last ten: a leak raises even
+# the least, a buffer kept now and then does not.
+window = 10
+middle = cycles // 2
+growth = min(rss[-window:]) - min(rss[middle:middle + window])
 print(f"{cycles} load/call/unload/dlclose cycles: up to {busy} worker "
       f"thread(s) while loaded; afterwards threads {after[0] - before[0]:+d}, "
       f"fds {after[1] - before[1]:+d}, mappings of the library {after[2]}")
 # Each cycle used to keep ~1 MB (a thread's stack, the mapped library).
-per_cycle = growth / (cycles - cycles // 2 - 1)
+per_cycle = growth / (cycles - window - middle)
 print(f"resident memory over the second half: {per_cycle:+.1f} KiB per cycle: "
       f"{'flat' if per_cycle < 16 else 'GROWING'}")

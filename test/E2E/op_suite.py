@@ -10,7 +10,11 @@ op where NumPy/PyTorch define what comes out).
 
 Usage: op_suite.py TANDEM_COMPILE WORKDIR [CASE-NAME-SUBSTRING] [BACKEND]
 BACKEND (default sim) runs the GPU-placed ops: sim or cuda.
+       op_suite.py --list-ops
+prints the tandem ops the cases use, one per line (the unit test that checks
+every op has a kernel and a case reads it).
 """
+import re
 import math
 import os
 import subprocess
@@ -423,7 +427,18 @@ for bits, dtype in [(32, np.int32), (64, np.int64)]:
              f"tensor<i{bits}>", lambda v: v.sum(dtype=v.dtype))
 
 
+def ops_used():
+    """The tandem op names the cases' models contain."""
+    names = set()
+    for _, mlir, _, _, _ in CASES:
+        names.update(re.findall(r"\btandem\.([a-z_0-9]+)\b", mlir))
+    return sorted(names)
+
+
 def main():
+    if sys.argv[1:] == ["--list-ops"]:
+        print("\n".join(ops_used()))
+        return
     compiler, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
     backend = sys.argv[4] if len(sys.argv) > 4 else "sim"
