@@ -3,8 +3,9 @@
 // GPU-placed ops on a CUDA GPU: one arena in device memory (allocated once),
 // resident weights uploaded at load, transfers through pinned staging
 // buffers, cuBLAS for GEMMs and kernels of ours for everything else. Built
-// whenever nvcc is present (CudaBackend.cu); elsewhere CudaBackendNone.cpp
-// says CUDA is not built in.
+// whenever nvcc is present (runtime/lib/cuda/: the device and copies, the
+// dispatch, a file of kernels per kernel family); elsewhere
+// CudaBackendNone.cpp says CUDA is not built in.
 //
 //===----------------------------------------------------------------------===//
 
@@ -40,6 +41,11 @@ bool toHost(void *host, const void *device, size_t bytes, std::string &error);
 bool runKernel(int64_t kind, const std::vector<TensorView> &operands,
                const TensorView &result, const std::vector<int64_t> &attrs,
                std::string &error);
+
+/// True iff runKernel has a kernel for op `kind` (which may still refuse
+/// some element types). Needs no GPU. Transfer has none (toDevice and toHost
+/// are its copies), nor has Shape (a CPU-only op).
+bool hasKernel(int64_t kind);
 
 } // namespace tandem::rt::cuda
 

@@ -1,0 +1,60 @@
+//===- CudaSupport.cuh - device helpers of the CUDA kernels -----*- C++ -*-===//
+//
+// Private to runtime/lib/cuda/, for the family files' kernels: the offsets
+// of an element in broadcast operands, f16/bf16 conversion (they compute in
+// f32), the grid-stride loop, and choosing the float type to launch with.
+// Each .cu file is compiled whole, without relocatable device code, so what
+// its kernels call must be in the file itself: the helpers here are inline
+// or templates, and no __device__ or __constant__ variable is shared.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_CUDA_CUDASUPPORT_CUH
+#define TANDEM_RUNTIME_LIB_CUDA_CUDASUPPORT_CUH
+
+#include "CudaSupport.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+namespace tandem::rt::cuda {
+
+/// The offsets of element `i` of the result in `operands` operands.
+__device__ inline void offsetsOf(const Layout &layout, int64_t i, int operands,
+                                 int64_t *offsets) {
+  for (int k = 0; k < operands; ++k)
+    offsets[k] = 0;
+  for (int d = layout.rank - 1; d >= 0; --d) {
+    int64_t index = i % layout.dims[d];
+    i /= layout.dims[d];
+    for (int k = 0; k < operands; ++k)
+      offsets[k] += index * layout.strides[k][d];
+  }
+}
+
+template <typename T> __device__ inline float toFloat(T v) { return float(v); }
+template <> __device__ inline float toFloat(__half v) { return __half2float(v); }
+template <> __device__ inline float toFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+template <typename T> __device__ inline T fromFloat(float v) { return T(v); }
+template <> __device__ inline __half fromFloat(float v) { return __float2half_rn(v); }
+template <> __device__ inline __nv_bfloat16 fromFloat(float v) { return __float2bfloat16_rn(v); }
+
+/// for i in [0, n), over the whole grid.
+#define GRID_LOOP(i, n)                                                        \
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < (n);   \
+       i += int64_t(gridDim.x) * blockDim.x)
+
+/// Runs `launch` with the element type T of `dtype` (f32, f16 or bf16).
+template <typename F> bool withFloat(DType dtype, F launch) {
+  switch (dtype) {
+  case DType::F32: launch(float()); return true;
+  case DType::F16: launch(__half()); return true;
+  case DType::BF16: launch(__nv_bfloat16()); return true;
+  default: return false;
+  }
+}
+
+} // namespace tandem::rt::cuda
+
+#endif // TANDEM_RUNTIME_LIB_CUDA_CUDASUPPORT_CUH

@@ -1,0 +1,152 @@
+//===- CudaSupport.h - what the CUDA backend's files share ------*- C++ -*-===//
+//
+// Private to runtime/lib/cuda/. The backend's state (owned by Device.cpp),
+// the checks a launch ends with, layouts as the kernels take them, and the
+// table of kernels by op kind that each family file (<Family>.cu, as
+// OpKinds.def assigns kinds to families) fills. Host code only, so that
+// Device.cpp and Dispatch.cpp are plain C++ and the table can be built, and
+// asked, on a machine without a GPU; the kernels' device helpers are in
+// CudaSupport.cuh.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_CUDA_CUDASUPPORT_H
+#define TANDEM_RUNTIME_LIB_CUDA_CUDASUPPORT_H
+
+#include "../CudaBackend.h"
+#include "../Layout.h"
+
+#include "tandem/runtime/ModelImage.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tandem::rt::cuda {
+
+constexpr int kMaxRank = 8;
+
+/// A result's dimensions and the strides (in elements) of up to three
+/// operands seen through it, passed to kernels by value.
+struct Layout {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[3][kMaxRank] = {}; // per operand, in elements
+};
+
+inline Layout layoutOf(const std::vector<int64_t> &out,
+                       const std::vector<std::vector<int64_t>> &operandStrides) {
+  Layout layout;
+  layout.rank = int(out.size());
+  for (int d = 0; d < layout.rank; ++d) {
+    layout.dims[d] = out[d];
+    for (size_t k = 0; k < operandStrides.size(); ++k)
+      layout.strides[k][d] = operandStrides[k][d];
+  }
+  return layout;
+}
+
+/// Blocks of 256 threads for `n` items, at most 65535 (kernels loop).
+inline dim3 blocksFor(int64_t n) {
+  return dim3(unsigned(std::min<int64_t>((n + 255) / 256, 65535)));
+}
+
+//===----------------------------------------------------------------------===//
+// The backend's state (Device.cpp)
+//===----------------------------------------------------------------------===//
+
+/// cuBLAS's entry points, opened when the backend starts (see loadCublas in
+/// Device.cpp).
+struct Cublas {
+  decltype(&cublasCreate_v2) create = nullptr;
+  decltype(&cublasDestroy_v2) destroy = nullptr;
+  // (Spelled out: C++ overloads cublasGemmEx.)
+  cublasStatus_t (*gemmEx)(cublasHandle_t, cublasOperation_t,
+                           cublasOperation_t, int, int, int, const void *,
+                           const void *, cudaDataType, int, const void *,
+                           cudaDataType, int, const void *, void *,
+                           cudaDataType, int, cublasComputeType_t,
+                           cublasGemmAlgo_t) = nullptr;
+};
+
+struct State {
+  void *arena = nullptr;
+  void *staging = nullptr; // pinned
+  size_t stagingBytes = 0;
+  int *errorFlag = nullptr; // device: set by index-checking kernels
+  cublasHandle_t blas = nullptr;
+};
+
+/// The backend's one state, and cuBLAS once start() has loaded it.
+State &state();
+const Cublas &cublas();
+
+/// True if `status` is success; else `error` says `what` failed and why.
+bool check(cudaError_t status, const char *what, std::string &error);
+bool checkBlas(cublasStatus_t status, std::string &error);
+
+/// Whether the last launch started and its kernel finished without error
+/// (waits for it).
+bool launched(std::string &error);
+
+/// Whether a kernel since the last reset set state().errorFlag.
+bool errorFlagged();
+
+//===----------------------------------------------------------------------===//
+// The kernel table (Dispatch.cpp)
+//===----------------------------------------------------------------------===//
+
+/// One op as runKernel received it, with what most launches use.
+struct KernelCall {
+  int64_t kind;
+  const std::vector<TensorView> &ops; // on the device, but dynamic_slice's
+                                      // offsets (on the host)
+  const TensorView &out;
+  const std::vector<int64_t> &attrs; // as ImageAttrs.h lays them out
+  int64_t n;                         // elements in the result
+  int item;                          // bytes per element of the result
+  dim3 grid, block; // a thread per result element, at least one block
+  std::string &error;
+
+  /// Fails: the kind's kernel does not take the result's element type.
+  bool unsupported() const {
+    error = std::string("no CUDA kernel for this op on ") + dtypeName(out.dtype);
+    return false;
+  }
+};
+
+/// Runs one op on the GPU and waits for it; false with call.error if not.
+using KernelFn = bool (*)(const KernelCall &call);
+
+/// The kernels by op kind: an entry where this backend has a kernel for the
+/// kind (for some element types; the kernel refuses the others), none
+/// elsewhere. Filling it is plain host code: no GPU needed.
+struct CudaKernelTable {
+  KernelFn byKind[image::kNumOpKinds] = {};
+
+  void add(image::OpKind kind, KernelFn run) { byKind[kind] = run; }
+};
+
+/// Each family file's entries (<Family>.cu).
+void registerDataMovementKernels(CudaKernelTable &table);
+void registerElementwiseKernels(CudaKernelTable &table);
+void registerGemmKernels(CudaKernelTable &table);
+void registerConvKernels(CudaKernelTable &table);
+void registerNormKernels(CudaKernelTable &table);
+void registerReduceKernels(CudaKernelTable &table);
+
+/// Launches DataMovement.cu's strided copy on the current stream (without
+/// waiting): out[i] = src[base + Σ index·stride] for the n elements of
+/// `item` bytes, operand 0's strides in `layout`. Linear broadcasts its bias
+/// with it.
+void launchStridedCopy(dim3 grid, dim3 block, const Layout &layout, int64_t n,
+                       int64_t base, const uint8_t *src, uint8_t *out,
+                       int item);
+
+} // namespace tandem::rt::cuda
+
+#endif // TANDEM_RUNTIME_LIB_CUDA_CUDASUPPORT_H

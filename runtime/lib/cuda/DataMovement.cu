@@ -1,0 +1,271 @@
+//===- DataMovement.cu - CUDA kernels that move or make data --------------===//
+//
+// The DataMovement family of OpKinds.def on the GPU: constants, fill, iota,
+// cast, select, the strided copies (transpose, slice, broadcast_to,
+// dynamic_slice), concat, and embedding/gather with their index check.
+// Elements of any size are copied byte by byte. Transfer is not here: the
+// runtime does it with toDevice/toHost (Device.cpp); nor is shape, which
+// has no CUDA kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.cuh"
+
+#include <algorithm>
+#include <string>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cuda;
+namespace img = tandem::image;
+
+namespace {
+
+/// out[i] = src[base + Σ index·stride] for elements of `item` bytes;
+/// operand 0's strides in `layout`.
+__global__ void stridedCopy(Layout layout, int64_t n, int64_t base,
+                            const uint8_t *src, uint8_t *out, int item) {
+  GRID_LOOP(i, n) {
+    int64_t o[1];
+    offsetsOf(layout, i, 1, o);
+    for (int b = 0; b < item; ++b)
+      out[i * item + b] = src[(base + o[0]) * item + b];
+  }
+}
+
+/// Operand 0 (the condition), 1 and 2's strides in `layout`.
+__global__ void selectKernel(Layout layout, int64_t n, const uint8_t *cond,
+                             const uint8_t *a, const uint8_t *b, uint8_t *out,
+                             int item) {
+  GRID_LOOP(i, n) {
+    int64_t o[3];
+    offsetsOf(layout, i, 3, o);
+    const uint8_t *from = cond[o[0]] ? a + o[1] * item : b + o[2] * item;
+    for (int k = 0; k < item; ++k)
+      out[i * item + k] = from[k];
+  }
+}
+
+__device__ double loadAny(int dtype, const void *data, int64_t i) {
+  switch (dtype) {
+  case 0: return static_cast<const float *>(data)[i];
+  case 1: return __half2float(static_cast<const __half *>(data)[i]);
+  case 2: return __bfloat162float(static_cast<const __nv_bfloat16 *>(data)[i]);
+  case 3: return double(static_cast<const int64_t *>(data)[i]);
+  case 4: return static_cast<const int32_t *>(data)[i];
+  default: return static_cast<const uint8_t *>(data)[i] != 0;
+  }
+}
+
+__device__ void storeAny(int dtype, void *data, int64_t i, double v) {
+  switch (dtype) {
+  case 0: static_cast<float *>(data)[i] = float(v); break;
+  case 1: static_cast<__half *>(data)[i] = __float2half_rn(float(v)); break;
+  case 2: static_cast<__nv_bfloat16 *>(data)[i] = __float2bfloat16_rn(float(v)); break;
+  case 3: static_cast<int64_t *>(data)[i] = floatToInteger<int64_t>(v); break;
+  case 4: static_cast<int32_t *>(data)[i] = floatToInteger<int32_t>(v); break;
+  default: static_cast<uint8_t *>(data)[i] = v != 0; break;
+  }
+}
+
+__global__ void castKernel(int64_t n, int from, const void *x, int to, void *out) {
+  GRID_LOOP(i, n) {
+    if ((from == 3 || from == 4) && (to == 3 || to == 4)) {
+      int64_t v = from == 3 ? static_cast<const int64_t *>(x)[i]
+                            : static_cast<const int32_t *>(x)[i];
+      if (to == 3)
+        static_cast<int64_t *>(out)[i] = v;
+      else
+        static_cast<int32_t *>(out)[i] = int32_t(v);
+    } else {
+      storeAny(to, out, i, loadAny(from, x, i));
+    }
+  }
+}
+
+__global__ void fillKernel(int64_t n, int dtype, double value, void *out) {
+  GRID_LOOP(i, n) { storeAny(dtype, out, i, value); }
+}
+
+__global__ void iotaKernel(int64_t n, int dtype, int64_t stride, int64_t size,
+                           void *out) {
+  GRID_LOOP(i, n) { storeAny(dtype, out, i, double((i / stride) % size)); }
+}
+
+/// As the CPU's takeRows: a negative index counts from the end only where
+/// `negativeFromEnd` (gather, not embedding).
+__global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
+                           int64_t picks, const uint8_t *x, const void *indices,
+                           bool wide, bool negativeFromEnd, uint8_t *out,
+                           int item, int *errorFlag) {
+  GRID_LOOP(e, outer * picks * inner) {
+    int64_t k = e % inner, j = (e / inner) % picks, o = e / (inner * picks);
+    int64_t index = wide ? static_cast<const int64_t *>(indices)[j]
+                         : static_cast<const int32_t *>(indices)[j];
+    if (index < 0 && negativeFromEnd)
+      index += size;
+    if (index < 0 || index >= size) {
+      *errorFlag = 1;
+      continue;
+    }
+    for (int b = 0; b < item; ++b)
+      out[e * item + b] = x[((o * size + index) * inner + k) * item + b];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// The result's bytes are the attribute words.
+bool runConstant(const KernelCall &call) {
+  return check(cudaMemcpy(call.out.data, call.attrs.data(), call.n * call.item,
+                          cudaMemcpyHostToDevice),
+               "constant upload", call.error);
+}
+
+bool runFill(const KernelCall &call) {
+  const TensorView &out = call.out;
+  auto attrs = img::readAttrs<img::FillAttrs>(call.attrs);
+  fillKernel<<<call.grid, call.block>>>(call.n, int(out.dtype), attrs.value,
+                                        out.data);
+  return launched(call.error);
+}
+
+bool runIota(const KernelCall &call) {
+  const TensorView &out = call.out;
+  int64_t axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
+  std::vector<int64_t> strides = rowMajorStrides(out.shape);
+  iotaKernel<<<call.grid, call.block>>>(call.n, int(out.dtype), strides[axis],
+                                        out.shape[axis], out.data);
+  return launched(call.error);
+}
+
+bool runCast(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  castKernel<<<call.grid, call.block>>>(call.n, int(ops[0].dtype), ops[0].data,
+                                        int(out.dtype), out.data);
+  return launched(call.error);
+}
+
+bool runSelect(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  Layout layout = layoutOf(out.shape, {broadcastStrides(ops[0].shape, out.shape),
+                                       broadcastStrides(ops[1].shape, out.shape),
+                                       broadcastStrides(ops[2].shape, out.shape)});
+  selectKernel<<<call.grid, call.block>>>(layout, call.n,
+      static_cast<const uint8_t *>(ops[0].data),
+      static_cast<const uint8_t *>(ops[1].data),
+      static_cast<const uint8_t *>(ops[2].data),
+      static_cast<uint8_t *>(out.data), call.item);
+  return launched(call.error);
+}
+
+/// Transpose (the permutation in the words), slice (starts, then strides),
+/// broadcast_to, dynamic_slice (its offsets are a host operand): a copy of
+/// operand 0 through strides.
+bool runStrided(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  const std::vector<int64_t> &a = call.attrs;
+  std::vector<int64_t> in = rowMajorStrides(ops[0].shape), strides;
+  int64_t base = 0;
+  size_t rank = out.shape.size();
+  if (call.kind == img::kTranspose) {
+    for (int64_t p : a)
+      strides.push_back(in[p]);
+  } else if (call.kind == img::kSlice) {
+    for (size_t d = 0; d < rank; ++d) {
+      base += a[d] * in[d];
+      strides.push_back(a[rank + d] * in[d]);
+    }
+  } else if (call.kind == img::kBroadcastTo) {
+    strides = broadcastStrides(ops[0].shape, out.shape);
+  } else { // dynamic_slice: its offsets are a host operand
+    const int64_t *offsets = static_cast<const int64_t *>(ops[1].data);
+    for (size_t d = 0; d < rank; ++d)
+      base += std::clamp<int64_t>(offsets[d], 0,
+                                  ops[0].shape[d] - out.shape[d]) * in[d];
+    strides = in;
+  }
+  stridedCopy<<<call.grid, call.block>>>(layoutOf(out.shape, {strides}),
+                                         call.n, base,
+                                         static_cast<const uint8_t *>(ops[0].data),
+                                         static_cast<uint8_t *>(out.data),
+                                         call.item);
+  return launched(call.error);
+}
+
+/// One 2-D copy per input: its rows of (part × inner) elements into the
+/// result's rows of (size × inner).
+bool runConcat(const KernelCall &call) {
+  const TensorView &out = call.out;
+  int64_t axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
+  int item = call.item;
+  int64_t outer, size, inner;
+  splitAt(out.shape, axis, outer, size, inner);
+  int64_t offset = 0;
+  for (const TensorView &input : call.ops) {
+    int64_t part = input.shape[axis];
+    if (!check(cudaMemcpy2D(static_cast<uint8_t *>(out.data) + offset * inner * item,
+                            size * inner * item, input.data,
+                            part * inner * item, part * inner * item, outer,
+                            cudaMemcpyDeviceToDevice),
+               "concat copy", call.error))
+      return false;
+    offset += part;
+  }
+  return true;
+}
+
+/// Embedding takes rows (axis 0) of operand 0, gather along its axis; an
+/// index out of range fails the op.
+bool runTake(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  int64_t kind = call.kind;
+  int64_t axis =
+      kind == img::kEmbedding ? 0 : img::readAttrs<img::AxisAttrs>(call.attrs).axis;
+  int64_t outer, size, inner;
+  splitAt(ops[0].shape, axis, outer, size, inner);
+  int64_t picks = countOf(ops[1].shape);
+  int *errorFlag = state().errorFlag;
+  cudaMemset(errorFlag, 0, sizeof(int));
+  takeKernel<<<call.grid, call.block>>>(outer, size, inner, picks,
+      static_cast<const uint8_t *>(ops[0].data), ops[1].data,
+      ops[1].dtype == DType::I64, kind == img::kGather,
+      static_cast<uint8_t *>(call.out.data), call.item, errorFlag);
+  if (!launched(call.error))
+    return false;
+  if (errorFlagged()) {
+    call.error = std::string("an index is out of range ") +
+                 (kind == img::kGather ? "[-" + std::to_string(size) + ", "
+                                       : std::string("[0, ")) +
+                 std::to_string(size) + ")";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+void cuda::launchStridedCopy(dim3 grid, dim3 block, const Layout &layout,
+                             int64_t n, int64_t base, const uint8_t *src,
+                             uint8_t *out, int item) {
+  stridedCopy<<<grid, block>>>(layout, n, base, src, out, item);
+}
+
+void cuda::registerDataMovementKernels(CudaKernelTable &table) {
+  // Transfer: the runtime copies with toDevice/toHost instead. Shape: none.
+  table.add(img::kConstant, runConstant);
+  table.add(img::kFill, runFill);
+  table.add(img::kIota, runIota);
+  table.add(img::kCast, runCast);
+  table.add(img::kSelect, runSelect);
+  for (img::OpKind kind : {img::kTranspose, img::kSlice, img::kBroadcastTo,
+                           img::kDynamicSlice})
+    table.add(kind, runStrided);
+  table.add(img::kConcat, runConcat);
+  table.add(img::kEmbedding, runTake);
+  table.add(img::kGather, runTake);
+}

@@ -1,0 +1,182 @@
+//===- Device.cpp - the CUDA backend's GPU, memory and copies -------------===//
+//
+// The state of the CUDA backend: the one arena in device memory (allocated
+// at start), cuBLAS (opened then), the pinned staging buffer host copies go
+// through, and the flag index-checking kernels raise; and the checks every
+// kernel launch ends with. Host code only (the CUDA runtime's API): the
+// kernels are in the family files, their dispatch in Dispatch.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cuda;
+
+namespace {
+
+Cublas cublasApi;
+State theState;
+
+/// cuBLAS, opened when the CUDA backend starts rather than linked: a model
+/// run on the CPU or the sim backend never loads its hundreds of megabytes,
+/// and, once loaded, it stays (RTLD_NODELETE: cuBLAS leaks memory each time
+/// it is unloaded, so a process that loads and closes many models would
+/// grow).
+bool loadCublas(std::string &error) {
+  if (cublasApi.create)
+    return true;
+  std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!library) {
+    const char *why = dlerror();
+    error = "cannot load " + name + ": " + (why ? why : "not found");
+    return false;
+  }
+  Cublas api;
+  api.create = reinterpret_cast<decltype(api.create)>(
+      dlsym(library, "cublasCreate_v2"));
+  api.destroy = reinterpret_cast<decltype(api.destroy)>(
+      dlsym(library, "cublasDestroy_v2"));
+  api.gemmEx =
+      reinterpret_cast<decltype(api.gemmEx)>(dlsym(library, "cublasGemmEx"));
+  if (!api.create || !api.destroy || !api.gemmEx) {
+    error = name + " lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmEx";
+    return false;
+  }
+  cublasApi = api;
+  return true;
+}
+
+/// Copies go through a pinned staging buffer (grown on demand): pageable
+/// memory would make the driver stage them anyway, slower.
+bool staged(void *dst, const void *src, size_t bytes, bool toDevice,
+            std::string &error) {
+  State &state = theState;
+  if (bytes > state.stagingBytes) {
+    if (state.staging)
+      cudaFreeHost(state.staging);
+    state.staging = nullptr;
+    state.stagingBytes = 0;
+    if (!check(cudaMallocHost(&state.staging, bytes), "pinned staging", error))
+      return false;
+    state.stagingBytes = bytes;
+  }
+  if (toDevice) {
+    std::memcpy(state.staging, src, bytes);
+    return check(cudaMemcpy(dst, state.staging, bytes, cudaMemcpyHostToDevice),
+                 "host-to-device copy", error);
+  }
+  if (!check(cudaMemcpy(state.staging, src, bytes, cudaMemcpyDeviceToHost),
+             "device-to-host copy", error))
+    return false;
+  std::memcpy(dst, state.staging, bytes);
+  return true;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Shared with the kernels' files (CudaSupport.h)
+//===----------------------------------------------------------------------===//
+
+State &cuda::state() { return theState; }
+
+const Cublas &cuda::cublas() { return cublasApi; }
+
+bool cuda::check(cudaError_t status, const char *what, std::string &error) {
+  if (status == cudaSuccess)
+    return true;
+  error = std::string(what) + ": " + cudaGetErrorString(status);
+  return false;
+}
+
+bool cuda::checkBlas(cublasStatus_t status, std::string &error) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return true;
+  error = "cuBLAS status " + std::to_string(int(status));
+  return false;
+}
+
+bool cuda::launched(std::string &error) {
+  return check(cudaGetLastError(), "kernel launch", error) &&
+         check(cudaDeviceSynchronize(), "kernel", error);
+}
+
+bool cuda::errorFlagged() {
+  int flag = 0;
+  cudaMemcpy(&flag, theState.errorFlag, sizeof(int), cudaMemcpyDeviceToHost);
+  return flag != 0;
+}
+
+//===----------------------------------------------------------------------===//
+// The backend (CudaBackend.h)
+//===----------------------------------------------------------------------===//
+
+bool cuda::available(std::string &why) {
+  int count = 0;
+  cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess || count == 0) {
+    why = status != cudaSuccess ? cudaGetErrorString(status)
+                                : "no CUDA GPU is visible";
+    return false;
+  }
+  return true;
+}
+
+std::string cuda::describeDevices() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    return "cuda: no GPU visible\n";
+  std::string text;
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp properties;
+    if (cudaGetDeviceProperties(&properties, i) != cudaSuccess)
+      continue;
+    text += "cuda:" + std::to_string(i) + ": " + properties.name + ", " +
+            std::to_string(properties.totalGlobalMem) +
+            " bytes, compute capability " + std::to_string(properties.major) +
+            "." + std::to_string(properties.minor) + "\n";
+  }
+  return text;
+}
+
+bool cuda::start(int64_t arenaBytes, std::string &error) {
+  State &state = theState;
+  if (!check(cudaSetDevice(0), "cudaSetDevice", error) ||
+      !check(cudaMalloc(&state.arena, std::max<int64_t>(arenaBytes, 256)),
+             "allocating the GPU arena", error) ||
+      !check(cudaMalloc(&state.errorFlag, sizeof(int)), "cudaMalloc", error) ||
+      !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error))
+    return false;
+  return true;
+}
+
+void cuda::stop() {
+  State &state = theState;
+  if (state.blas)
+    cublasApi.destroy(state.blas);
+  if (state.staging)
+    cudaFreeHost(state.staging);
+  cudaFree(state.arena);
+  cudaFree(state.errorFlag);
+  state = State();
+}
+
+void *cuda::arena() { return theState.arena; }
+
+bool cuda::toDevice(void *device, const void *host, size_t bytes,
+                    std::string &error) {
+  return staged(device, host, bytes, true, error);
+}
+
+bool cuda::toHost(void *host, const void *device, size_t bytes,
+                  std::string &error) {
+  return staged(host, device, bytes, false, error);
+}

@@ -1,0 +1,57 @@
+//===- Dispatch.cpp - which CUDA kernel runs an op ------------------------===//
+//
+// runKernel looks the op's kind up in a table that each family file fills
+// (registerXxxKernels), so a kind has a CUDA kernel exactly where a family
+// file registered one, and hasKernel can say so. Building the table is
+// plain host code, done on first use: asking needs no GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.h"
+
+#include <algorithm>
+#include <string>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cuda;
+namespace img = tandem::image;
+
+namespace {
+
+CudaKernelTable buildTable() {
+  CudaKernelTable table;
+  registerDataMovementKernels(table);
+  registerElementwiseKernels(table);
+  registerGemmKernels(table);
+  registerConvKernels(table);
+  registerNormKernels(table);
+  registerReduceKernels(table);
+  return table;
+}
+
+/// The kernel of `kind`, or null.
+KernelFn kernelFor(int64_t kind) {
+  static const CudaKernelTable table = buildTable();
+  return kind >= 0 && kind < img::kNumOpKinds ? table.byKind[kind] : nullptr;
+}
+
+} // namespace
+
+bool cuda::hasKernel(int64_t kind) { return kernelFor(kind) != nullptr; }
+
+bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
+                     const TensorView &out, const std::vector<int64_t> &a,
+                     std::string &error) {
+  int64_t n = countOf(out.shape);
+  int item = int(dtypeSize(out.dtype));
+  if (out.shape.size() > size_t(kMaxRank)) {
+    error = "the CUDA backend handles tensors of rank at most 8";
+    return false;
+  }
+  KernelCall call{kind, ops, out, a, n, item,
+                  blocksFor(std::max<int64_t>(n, 1)), dim3(256), error};
+  KernelFn run = kernelFor(kind);
+  if (!run)
+    return call.unsupported();
+  return run(call);
+}

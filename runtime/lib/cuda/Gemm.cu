@@ -1,0 +1,98 @@
+//===- Gemm.cu - matmul and linear on the GPU through cuBLAS --------------===//
+//
+// The Gemm family of OpKinds.def on the GPU: cuBLAS's GemmEx (f32, f16,
+// bf16; f32 accumulation), one call per batch of a broadcast matmul. No
+// kernel of ours: linear's bias is broadcast into the result with
+// DataMovement.cu's strided copy before the GEMM accumulates onto it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.h"
+
+#include <string>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cuda;
+namespace img = tandem::image;
+
+namespace {
+
+bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
+          const void *a, const void *b, void *c, float beta,
+          std::string &error) {
+  // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ.
+  cudaDataType type = dtype == DType::F32   ? CUDA_R_32F
+                      : dtype == DType::F16 ? CUDA_R_16F
+                                            : CUDA_R_16BF;
+  float alpha = 1.0f;
+  return checkBlas(
+      cublas().gemmEx(state().blas, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b, type,
+                      transposeB ? int(k) : int(n), a, type, int(k), &beta, c,
+                      type, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      error);
+}
+
+/// Batched over the broadcast leading dimensions, one GEMM per batch.
+bool runMatmul(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  DType dtype = out.dtype;
+  size_t ra = ops[0].shape.size(), rb = ops[1].shape.size();
+  int64_t m = ops[0].shape[ra - 2], k = ops[0].shape[ra - 1],
+          cols = ops[1].shape[rb - 1];
+  std::vector<int64_t> batch(out.shape.begin(), out.shape.end() - 2),
+      aBatch(ops[0].shape.begin(), ops[0].shape.end() - 2),
+      bBatch(ops[1].shape.begin(), ops[1].shape.end() - 2);
+  std::vector<int64_t> sa = broadcastStrides(aBatch, batch),
+                       sb = broadcastStrides(bBatch, batch);
+  int64_t batches = countOf(batch);
+  std::vector<int64_t> index(batch.size(), 0);
+  size_t width = dtypeSize(dtype);
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t ia = 0, ib = 0;
+    for (size_t d = 0; d < batch.size(); ++d) {
+      ia += index[d] * sa[d];
+      ib += index[d] * sb[d];
+    }
+    if (!gemm(false, m, cols, k, dtype,
+              static_cast<const uint8_t *>(ops[0].data) + ia * m * k * width,
+              static_cast<const uint8_t *>(ops[1].data) + ib * k * cols * width,
+              static_cast<uint8_t *>(out.data) + i * m * cols * width, 0.0f,
+              call.error))
+      return false;
+    for (size_t d = batch.size(); d-- > 0;) {
+      if (++index[d] < batch[d])
+        break;
+      index[d] = 0;
+    }
+  }
+  return launched(call.error);
+}
+
+/// x·wᵀ (+ bias): w is (out features, in features).
+bool runLinear(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  int64_t k = ops[0].shape.back(), cols = ops[1].shape[0];
+  int64_t rows = k ? countOf(ops[0].shape) / k : 0;
+  bool bias = ops.size() > 2;
+  if (bias) { // broadcast the bias into the result, then accumulate
+    Layout layout = layoutOf(out.shape, {broadcastStrides(ops[2].shape, out.shape)});
+    launchStridedCopy(call.grid, call.block, layout, call.n, 0,
+                      static_cast<const uint8_t *>(ops[2].data),
+                      static_cast<uint8_t *>(out.data), call.item);
+  }
+  if (rows && cols &&
+      !gemm(true, rows, cols, k, out.dtype, ops[0].data, ops[1].data, out.data,
+            bias ? 1.0f : 0.0f, call.error))
+    return false;
+  return launched(call.error);
+}
+
+} // namespace
+
+void cuda::registerGemmKernels(CudaKernelTable &table) {
+  table.add(img::kMatmul, runMatmul);
+  table.add(img::kLinear, runLinear);
+}

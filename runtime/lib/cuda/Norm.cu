@@ -1,0 +1,160 @@
+//===- Norm.cu - CUDA kernels for normalizations --------------------------===//
+//
+// The Norm family of OpKinds.def on the GPU: batch_norm (inference, NCHW),
+// softmax, log_softmax and l2_normalize along an axis (a thread per row),
+// and layer_norm over the trailing dimensions (a thread per row), computing
+// in f32 for f32, f16 and bf16.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaSupport.cuh"
+
+#include <algorithm>
+#include <vector>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cuda;
+namespace img = tandem::image;
+
+namespace {
+
+template <typename T>
+__global__ void batchNormKernel(int64_t n, int64_t channels, int64_t inner,
+                                double epsilon, const T *x, const T *scale,
+                                const T *bias, const T *mean, const T *var,
+                                T *out) {
+  GRID_LOOP(i, n) {
+    int64_t c = (i / inner) % channels;
+    float factor = toFloat(scale[c]) / sqrtf(toFloat(var[c]) + float(epsilon));
+    out[i] = fromFloat<T>((toFloat(x[i]) - toFloat(mean[c])) * factor +
+                          toFloat(bias[c]));
+  }
+}
+
+/// One thread per row along `axis`: softmax (0), log_softmax (1),
+/// l2_normalize (2).
+template <typename T>
+__global__ void rowKernel(int mode, int64_t outer, int64_t size, int64_t inner,
+                          double epsilon, const T *x, T *out) {
+  GRID_LOOP(item, outer * inner) {
+    int64_t o = item / inner, i = item % inner;
+    const T *row = x + o * size * inner + i;
+    T *dst = out + o * size * inner + i;
+    if (mode == 2) {
+      float sum = 0;
+      for (int64_t k = 0; k < size; ++k)
+        sum += toFloat(row[k * inner]) * toFloat(row[k * inner]);
+      float norm = fmaxf(sqrtf(sum), float(epsilon));
+      for (int64_t k = 0; k < size; ++k)
+        dst[k * inner] = fromFloat<T>(toFloat(row[k * inner]) / norm);
+      continue;
+    }
+    float peak = -INFINITY, sum = 0;
+    for (int64_t k = 0; k < size; ++k)
+      peak = fmaxf(peak, toFloat(row[k * inner]));
+    for (int64_t k = 0; k < size; ++k)
+      sum += expf(toFloat(row[k * inner]) - peak);
+    for (int64_t k = 0; k < size; ++k) {
+      float shifted = toFloat(row[k * inner]) - peak;
+      dst[k * inner] = fromFloat<T>(mode == 1 ? shifted - logf(sum)
+                                              : expf(shifted) / sum);
+    }
+  }
+}
+
+template <typename T>
+__global__ void layerNormKernel(int64_t rows, int64_t cols, double epsilon,
+                                const T *x, const T *gamma, const T *beta,
+                                T *out) {
+  GRID_LOOP(r, rows) {
+    const T *row = x + r * cols;
+    float mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += toFloat(row[c]);
+    mean /= float(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      float d = toFloat(row[c]) - mean;
+      var += d * d;
+    }
+    float scale = rsqrtf(var / float(cols) + float(epsilon));
+    for (int64_t c = 0; c < cols; ++c)
+      out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - mean) * scale *
+                                           toFloat(gamma[c]) +
+                                       toFloat(beta[c]));
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Launches
+//===----------------------------------------------------------------------===//
+
+/// Operands x, scale, bias, mean, var; channels are dimension 1.
+bool runBatchNorm(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  int64_t n = call.n;
+  double epsilon = img::readAttrs<img::EpsilonAttrs>(call.attrs).epsilon;
+  int64_t channels = ops[0].shape[1], inner = n / std::max<int64_t>(1, ops[0].shape[0] * channels);
+  bool ok = withFloat(out.dtype, [&](auto t) {
+    using T = decltype(t);
+    batchNormKernel<T><<<call.grid, call.block>>>(n, channels, inner, epsilon,
+        static_cast<const T *>(ops[0].data), static_cast<const T *>(ops[1].data),
+        static_cast<const T *>(ops[2].data), static_cast<const T *>(ops[3].data),
+        static_cast<const T *>(ops[4].data), static_cast<T *>(out.data));
+  });
+  return ok ? launched(call.error) : call.unsupported();
+}
+
+/// Softmax, log_softmax, l2_normalize: rowKernel.
+bool runRows(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  int64_t kind = call.kind, axis;
+  double epsilon = 0;
+  if (kind == img::kL2Normalize) {
+    auto attrs = img::readAttrs<img::AxisEpsilonAttrs>(call.attrs);
+    axis = attrs.axis;
+    epsilon = attrs.epsilon;
+  } else {
+    axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
+  }
+  int64_t outer, size, inner;
+  splitAt(out.shape, axis, outer, size, inner);
+  int mode = kind == img::kSoftmax ? 0 : kind == img::kLogSoftmax ? 1 : 2;
+  bool ok = withFloat(out.dtype, [&](auto t) {
+    using T = decltype(t);
+    rowKernel<T><<<blocksFor(outer * inner), call.block>>>(mode, outer, size,
+        inner, epsilon, static_cast<const T *>(ops[0].data),
+        static_cast<T *>(out.data));
+  });
+  return ok ? launched(call.error) : call.unsupported();
+}
+
+/// Normalizes over the dimensions from the axis on; operands x, gamma, beta.
+bool runLayerNorm(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  const TensorView &out = call.out;
+  auto attrs = img::readAttrs<img::AxisEpsilonAttrs>(call.attrs);
+  int64_t rows = 1;
+  for (int64_t d = 0; d < attrs.axis; ++d)
+    rows *= out.shape[d];
+  int64_t cols = rows ? call.n / rows : 0;
+  bool ok = withFloat(out.dtype, [&](auto t) {
+    using T = decltype(t);
+    layerNormKernel<T><<<blocksFor(rows), call.block>>>(rows, cols,
+        attrs.epsilon, static_cast<const T *>(ops[0].data),
+        static_cast<const T *>(ops[1].data),
+        static_cast<const T *>(ops[2].data), static_cast<T *>(out.data));
+  });
+  return ok ? launched(call.error) : call.unsupported();
+}
+
+} // namespace
+
+void cuda::registerNormKernels(CudaKernelTable &table) {
+  table.add(img::kBatchNorm, runBatchNorm);
+  table.add(img::kSoftmax, runRows);
+  table.add(img::kLogSoftmax, runRows);
+  table.add(img::kL2Normalize, runRows);
+  table.add(img::kLayerNorm, runLayerNorm);
+}
