@@ -9,7 +9,7 @@
 
 #include "tandem_runtime.h"
 
-#include "CpuKernels.h"
+#include "cpu/CpuKernels.h"
 #include "CudaBackend.h"
 #include "FileBytes.h"
 #include "ThreadPool.h"

@@ -1,0 +1,224 @@
+//===- Conv.cpp - the CPU's convolution and pooling -----------------------===//
+//
+// The Conv family of OpKinds.def on NCHW f32: conv2d as im2col and OpenBLAS
+// GEMMs (depthwise convolution directly), max and average pooling. All
+// three walk output rows over the columns whose window lies inside the
+// input, so padding costs no branch in the inner loops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuSupport.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <limits>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cpu;
+
+namespace {
+
+/// The output columns [first, last) whose input column xo·stride + offset
+/// lies inside [0, width): the others read padding. (Ceiling divisions; a
+/// negative numerator truncates toward zero, which the clamps absorb.)
+std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
+                                          int64_t width, int64_t outputs) {
+  int64_t first =
+      std::min(outputs, std::max<int64_t>(0, (-offset + stride - 1) / stride));
+  int64_t last =
+      std::max(first, std::min(outputs, (width - offset + stride - 1) / stride));
+  return {first, last};
+}
+
+/// Depthwise convolution (one input channel per group and one filter per
+/// channel, as in MobileNets) directly: each output row accumulates kernel
+/// row by kernel column over all its outputs at once, planes in parallel.
+/// A GEMM per channel would be 1 x cols x k*k: all overhead.
+void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
+                        const TensorView *b, const TensorView &out,
+                        const img::Conv2dAttrs &a) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t kh = w.shape[2], kw = w.shape[3];
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t sh = a.strides[0], sw = a.strides[1], ph = a.padding[0],
+          pw = a.padding[1], dh = a.dilation[0], dw = a.dilation[1];
+  const float *in = static_cast<const float *>(x.data);
+  const float *wt = static_cast<const float *>(w.data);
+  const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
+  float *z = static_cast<float *>(out.data);
+  parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
+    for (int64_t plane = first; plane < last; ++plane) {
+      int64_t channel = plane % c;
+      const float *src = in + plane * h * wd;
+      const float *filter = wt + channel * kh * kw;
+      for (int64_t y = 0; y < oh; ++y) {
+        float *acc = z + (plane * oh + y) * ow;
+        std::fill(acc, acc + ow, bias ? bias[channel] : 0.0f);
+        for (int64_t i = 0; i < kh; ++i) {
+          int64_t iy = y * sh - ph + i * dh;
+          if (iy < 0 || iy >= h)
+            continue;
+          const float *row = src + iy * wd;
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t offset = j * dw - pw;
+            auto [x0, x1] = columnsInside(offset, sw, wd, ow);
+            float weight = filter[i * kw + j];
+            const float *from = row + offset;
+            for (int64_t xo = x0; xo < x1; ++xo)
+              acc[xo] += weight * from[xo * sw];
+          }
+        }
+      }
+    }
+  });
+}
+
+/// Convolution as GEMMs: the input windows of a chunk of images are laid out
+/// as columns (im2col; padding reads as zeros) and each group's filters
+/// multiply all of them in one OpenBLAS call, which keeps the GEMM wide for
+/// small images; the product is then scattered back to NCHW.
+void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
+               const TensorView &out, const img::Conv2dAttrs &a) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t o = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t sh = a.strides[0], sw = a.strides[1], ph = a.padding[0],
+          pw = a.padding[1], dh = a.dilation[0], dw = a.dilation[1],
+          groups = a.groups;
+  int64_t og = o / groups, rows = cg * kh * kw, cols = oh * ow;
+  if (groups == c && o == c && cg == 1)
+    return depthwiseConv2dF32(x, w, b, out, a);
+  const float *in = static_cast<const float *>(x.data);
+  const float *wt = static_cast<const float *>(w.data);
+  const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
+  float *z = static_cast<float *>(out.data);
+  if (rows == 0 || cols == 0 || og == 0 || n == 0) {
+    for (int64_t i = 0, e = n * o * cols; i < e; ++i)
+      z[i] = bias ? bias[(i / cols) % o] : 0.0f;
+    return;
+  }
+  // Images per GEMM: as many as keep the columns within about 32 MiB.
+  int64_t chunk = std::clamp<int64_t>((int64_t(8) << 20) / (rows * cols), 1, n);
+  std::vector<float> columns(size_t(rows) * chunk * cols);
+  std::vector<float> product(chunk > 1 ? size_t(og) * chunk * cols : 0);
+  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+    int64_t images = std::min(chunk, n - n0), width = images * cols;
+    for (int64_t g = 0; g < groups; ++g) {
+      parallelFor(rows * images, cols, [&](int64_t first, int64_t last) {
+        for (int64_t task = first; task < last; ++task) {
+          int64_t r = task % rows, image = task / rows;
+          int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
+          const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
+          float *row = columns.data() + r * width + image * cols;
+          int64_t offset = j * dw - pw;
+          auto [x0, x1] = columnsInside(offset, sw, wd, ow);
+          for (int64_t y = 0; y < oh; ++y) {
+            float *dst = row + y * ow;
+            int64_t iy = y * sh - ph + i * dh;
+            if (iy < 0 || iy >= h) {
+              std::fill(dst, dst + ow, 0.0f);
+              continue;
+            }
+            const float *src = plane + iy * wd + offset;
+            std::fill(dst, dst + x0, 0.0f);
+            for (int64_t xo = x0; xo < x1; ++xo)
+              dst[xo] = src[xo * sw];
+            std::fill(dst + x1, dst + ow, 0.0f);
+          }
+        }
+      });
+      // One image: the GEMM writes the output directly.
+      float *result = images == 1 ? z + (n0 * o + g * og) * cols : product.data();
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, width, rows,
+                  1.0f, wt + g * og * rows, rows, columns.data(), width, 0.0f,
+                  result, width);
+      for (int64_t image = 0; image < images; ++image)
+        for (int64_t oi = 0; oi < og; ++oi) {
+          float *dst = z + ((n0 + image) * o + g * og + oi) * cols;
+          const float *src = result + oi * width + image * cols;
+          float add = bias ? bias[g * og + oi] : 0.0f;
+          if (images == 1) {
+            if (bias)
+              for (int64_t k = 0; k < cols; ++k)
+                dst[k] += add;
+          } else {
+            for (int64_t k = 0; k < cols; ++k)
+              dst[k] = src[k] + add;
+          }
+        }
+    }
+  }
+}
+
+void pool2dF32(const TensorView &x, const TensorView &out,
+               const img::Pool2dAttrs &a, bool max) {
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t kh = a.kernel[0], kw = a.kernel[1], sh = a.strides[0],
+          sw = a.strides[1], ph = a.padding[0], pw = a.padding[1];
+  const float *in = static_cast<const float *>(x.data);
+  float *z = static_cast<float *>(out.data);
+  // Each output row accumulates window row by window row and column by
+  // column, over all its outputs at once (long, branch-free inner loops).
+  // Padding is -inf for max and 0 for the average, so it is skipped; padded
+  // zeros still count in the average's divisor (count_include_pad=True).
+  float start = max ? -std::numeric_limits<float>::infinity() : 0.0f;
+  float scale = max ? 1.0f : 1.0f / float(kh * kw);
+  parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
+    for (int64_t p = first; p < last; ++p)
+      for (int64_t y = 0; y < oh; ++y) {
+        float *acc = z + (p * oh + y) * ow;
+        std::fill(acc, acc + ow, start);
+        int64_t top = y * sh - ph;
+        for (int64_t i = std::max<int64_t>(0, -top); i < std::min(kh, h - top);
+             ++i) {
+          const float *row = in + (p * h + top + i) * w;
+          for (int64_t j = 0; j < kw; ++j) {
+            int64_t offset = j - pw;
+            auto [x0, x1] = columnsInside(offset, sw, w, ow);
+            const float *src = row + offset;
+            if (max)
+              for (int64_t xo = x0; xo < x1; ++xo) {
+                float v = src[xo * sw];
+                acc[xo] = v > acc[xo] || v != v ? v : acc[xo];
+              }
+            else
+              for (int64_t xo = x0; xo < x1; ++xo)
+                acc[xo] += src[xo * sw];
+          }
+        }
+        if (!max)
+          for (int64_t xo = 0; xo < ow; ++xo)
+            acc[xo] *= scale;
+      }
+  });
+}
+
+bool conv2dKernel(int64_t, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &attrs,
+                  std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  auto a = img::readAttrs<img::Conv2dAttrs>(attrs);
+  conv2dF32(ops[0], ops[1], a.hasBias ? &ops[2] : nullptr, out, a);
+  return true;
+}
+
+bool pool2dKernel(int64_t kind, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &attrs,
+                  std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  pool2dF32(ops[0], out, img::readAttrs<img::Pool2dAttrs>(attrs),
+            kind == img::kMaxPool2d);
+  return true;
+}
+
+} // namespace
+
+void cpu::registerConvKernels(CpuKernelTable &table) {
+  table[img::kConv2d] = conv2dKernel;
+  table[img::kMaxPool2d] = pool2dKernel;
+  table[img::kAvgPool2d] = pool2dKernel;
+}

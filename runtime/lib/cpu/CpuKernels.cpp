@@ -1,0 +1,88 @@
+//===- CpuKernels.cpp - the CPU backend's dispatch ------------------------===//
+//
+// Every op of the IR contract on the CPU, through a table of kernels indexed
+// by kind that each family's file fills (OpKinds.def names the family of
+// each kind). f16 and bf16 compute in f32 here, for every family but data
+// movement: the operands are widened and the result rounded to nearest
+// even, as PyTorch's CPU kernels do for most ops; data movement copies
+// elements of any size as they are.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuKernels.h"
+
+#include "CpuSupport.h"
+
+using namespace tandem::rt;
+using namespace tandem::rt::cpu;
+
+namespace {
+
+/// Built on first use; holds only function pointers, so nothing runs when
+/// a model's library is unloaded.
+const CpuKernelTable &kernelTable() {
+  static const CpuKernelTable table = [] {
+    CpuKernelTable table{};
+    registerDataMovementKernels(table);
+    registerElementwiseKernels(table);
+    registerGemmKernels(table);
+    registerConvKernels(table);
+    registerNormKernels(table);
+    registerReduceKernels(table);
+    return table;
+  }();
+  return table;
+}
+
+CpuKernel kernelOf(int64_t kind) {
+  return kind >= 0 && kind < img::kNumOpKinds ? kernelTable()[kind] : nullptr;
+}
+
+} // namespace
+
+bool tandem::rt::hasCpuKernel(int64_t kind) { return kernelOf(kind); }
+
+bool tandem::rt::runCpuKernel(int64_t kind,
+                              const std::vector<TensorView> &operands,
+                              const TensorView &result,
+                              const std::vector<int64_t> &attrs,
+                              std::string &error) {
+  CpuKernel kernel = kernelOf(kind);
+  if (!kernel) {
+    error = std::string("no CPU kernel for op kind ") + img::kindName(kind);
+    return false;
+  }
+  if (img::familyOf(kind) == img::KernelFamily::DataMovement)
+    return kernel(kind, operands, result, attrs, error);
+  bool widen = isHalf(result.dtype);
+  for (const TensorView &operand : operands)
+    widen |= isHalf(operand.dtype);
+  if (!widen)
+    return kernel(kind, operands, result, attrs, error);
+  // f16/bf16: compute in f32, round the result back.
+  std::vector<std::vector<float>> storage;
+  std::vector<TensorView> wide;
+  for (const TensorView &operand : operands) {
+    if (!isHalf(operand.dtype)) {
+      wide.push_back(operand);
+      continue;
+    }
+    uint64_t n = countOf(operand.shape);
+    storage.emplace_back(n);
+    for (uint64_t i = 0; i < n; ++i)
+      storage.back()[i] = float(loadDouble(operand.dtype, operand.data, i));
+    wide.push_back({DType::F32, operand.shape, storage.back().data()});
+  }
+  TensorView out = result;
+  std::vector<float> wideResult;
+  if (isHalf(result.dtype)) {
+    wideResult.resize(countOf(result.shape));
+    out = {DType::F32, result.shape, wideResult.data()};
+  }
+  if (!kernel(kind, wide, out, attrs, error))
+    return false;
+  if (isHalf(result.dtype))
+    for (uint64_t i = 0; i < wideResult.size(); ++i)
+      storeDouble(result.dtype, result.data, i, wideResult[i]);
+  return true;
+}

@@ -1,0 +1,198 @@
+//===- CpuSupport.h - what the CPU kernel families share --------*- C++ -*-===//
+//
+// Private to runtime/lib/cpu: the kernel table the family files fill, the
+// loops over broadcast and strided tensors that several families run
+// (coalesced, spread over the worker pool), and the f16/bf16 conversions and
+// element loads and stores of any element type.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_CPU_CPUSUPPORT_H
+#define TANDEM_RUNTIME_LIB_CPU_CPUSUPPORT_H
+
+#include "CpuKernels.h"
+
+#include "Layout.h"
+#include "ThreadPool.h"
+#include "tandem/runtime/ModelImage.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace tandem::rt::cpu {
+
+namespace img = tandem::image;
+
+//===----------------------------------------------------------------------===//
+// The kernel table
+//===----------------------------------------------------------------------===//
+
+/// A kernel: runCpuKernel's arguments, with f16/bf16 operands and results
+/// already widened to f32 unless the kind moves data. Several kinds may
+/// share one kernel that looks at `kind`.
+using CpuKernel = bool (*)(int64_t kind, const std::vector<TensorView> &ops,
+                           const TensorView &out,
+                           const std::vector<int64_t> &attrs,
+                           std::string &error);
+
+/// The kernel of each kind; null where there is none.
+using CpuKernelTable = std::array<CpuKernel, img::kNumOpKinds>;
+
+/// Each family's file fills the entries of the kinds it implements.
+void registerDataMovementKernels(CpuKernelTable &table);
+void registerElementwiseKernels(CpuKernelTable &table);
+void registerGemmKernels(CpuKernelTable &table);
+void registerConvKernels(CpuKernelTable &table);
+void registerNormKernels(CpuKernelTable &table);
+void registerReduceKernels(CpuKernelTable &table);
+
+/// Sets `error` to say no kernel handles `dtype` and returns false.
+bool unsupported(DType dtype, std::string &error);
+
+//===----------------------------------------------------------------------===//
+// Loops over strided tensors
+//===----------------------------------------------------------------------===//
+
+/// Advances a row-major `index` over the first `dims` dimensions of `shape`
+/// by one, keeping each input's offset in step with its `strides`.
+template <size_t N>
+void advance(std::vector<int64_t> &index, const std::vector<int64_t> &shape,
+             const std::vector<int64_t> (&strides)[N], int64_t (&offsets)[N],
+             size_t dims) {
+  for (size_t d = dims; d-- > 0;) {
+    ++index[d];
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] += strides[k][d];
+    if (index[d] < shape[d])
+      return;
+    for (size_t k = 0; k < N; ++k)
+      offsets[k] -= strides[k][d] * index[d];
+    index[d] = 0;
+  }
+}
+
+/// Calls f(outIndex, inputOffsets) for every element of `shape`, with the
+/// offsets of each input advanced by its `strides`, in order, on this thread
+/// (for callers that accumulate).
+template <size_t N, typename F>
+void forEachBroadcast(const std::vector<int64_t> &shape,
+                      const std::vector<int64_t> (&strides)[N], F f) {
+  uint64_t n = countOf(shape);
+  std::vector<int64_t> index(shape.size(), 0);
+  int64_t offsets[N] = {};
+  for (uint64_t i = 0; i < n; ++i) {
+    f(i, static_cast<const int64_t *>(offsets));
+    advance(index, shape, strides, offsets, shape.size());
+  }
+}
+
+/// Merges adjacent dimensions that every input walks as one (and drops
+/// dimensions of size 1), so that the loops below run long inner rows.
+template <size_t N>
+void coalesce(std::vector<int64_t> &shape, std::vector<int64_t> (&strides)[N]) {
+  std::vector<int64_t> merged;
+  std::vector<int64_t> mergedStrides[N];
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    bool joins = !merged.empty();
+    for (size_t k = 0; k < N && joins; ++k)
+      joins = mergedStrides[k].back() == strides[k][d] * shape[d];
+    if (joins) {
+      merged.back() *= shape[d];
+      for (size_t k = 0; k < N; ++k)
+        mergedStrides[k].back() = strides[k][d];
+      continue;
+    }
+    merged.push_back(shape[d]);
+    for (size_t k = 0; k < N; ++k)
+      mergedStrides[k].push_back(strides[k][d]);
+  }
+  shape = std::move(merged);
+  for (size_t k = 0; k < N; ++k)
+    strides[k] = std::move(mergedStrides[k]);
+}
+
+/// Calls run(outIndex, inputOffsets, length, inputStrides) once per row of
+/// the (coalesced) last dimension: the row's `length` elements start at
+/// outIndex in the dense output and at inputOffsets[k] in input k, which
+/// advances by inputStrides[k]. Rows are spread over the worker pool;
+/// `costPerElement` is a rough count of operations per element.
+template <size_t N, typename F>
+void forEachRow(std::vector<int64_t> shape, std::vector<int64_t> (&strides)[N],
+                int64_t costPerElement, F run) {
+  if (countOf(shape) == 0)
+    return;
+  coalesce(shape, strides);
+  size_t rank = shape.size();
+  int64_t length = rank ? shape.back() : 1;
+  int64_t inner[N];
+  for (size_t k = 0; k < N; ++k)
+    inner[k] = rank ? strides[k].back() : 0;
+  int64_t rows = int64_t(countOf(shape)) / length;
+  parallelFor(rows, length * costPerElement, [&](int64_t first, int64_t last) {
+    // The outer index of row `first`, and the inputs' offsets there.
+    std::vector<int64_t> index(rank ? rank - 1 : 0, 0);
+    int64_t offsets[N] = {};
+    for (int64_t r = first, d = int64_t(index.size()) - 1; d >= 0; --d) {
+      index[d] = r % shape[d];
+      r /= shape[d];
+      for (size_t k = 0; k < N; ++k)
+        offsets[k] += index[d] * strides[k][d];
+    }
+    for (int64_t row = first; row < last; ++row) {
+      run(row * length, static_cast<const int64_t *>(offsets), length,
+          static_cast<const int64_t *>(inner));
+      advance(index, shape, strides, offsets, index.size());
+    }
+  });
+}
+
+/// forEachBroadcast for element-independent work: f(outIndex, offsets) in
+/// parallel rows (f must not accumulate across elements).
+template <size_t N, typename F>
+void forEachElement(const std::vector<int64_t> &shape,
+                    const std::vector<int64_t> (&strides)[N],
+                    int64_t costPerElement, F f) {
+  std::vector<int64_t> copies[N];
+  for (size_t k = 0; k < N; ++k)
+    copies[k] = strides[k];
+  forEachRow(shape, copies, costPerElement,
+             [&](int64_t out, const int64_t *start, int64_t length,
+                 const int64_t *step) {
+               int64_t o[N];
+               for (size_t k = 0; k < N; ++k)
+                 o[k] = start[k];
+               for (int64_t j = 0; j < length; ++j) {
+                 f(uint64_t(out + j), static_cast<const int64_t *>(o));
+                 for (size_t k = 0; k < N; ++k)
+                   o[k] += step[k];
+               }
+             });
+}
+
+//===----------------------------------------------------------------------===//
+// Element types
+//===----------------------------------------------------------------------===//
+
+float halfToFloat(uint16_t h);
+uint16_t floatToHalf(float f); // rounds to nearest even
+float bf16ToFloat(uint16_t h);
+uint16_t floatToBf16(float f); // rounds to nearest even
+
+/// f16 or bf16: the types the kernels compute in f32.
+inline bool isHalf(DType dtype) {
+  return dtype == DType::F16 || dtype == DType::BF16;
+}
+
+/// Element i of a tensor as a double (a wide common type for cast).
+double loadDouble(DType dtype, const void *data, uint64_t i);
+/// Stores `value` as element i (integers saturate, as floatToInteger does).
+void storeDouble(DType dtype, void *data, uint64_t i, double value);
+
+} // namespace tandem::rt::cpu
+
+#endif // TANDEM_RUNTIME_LIB_CPU_CPUSUPPORT_H

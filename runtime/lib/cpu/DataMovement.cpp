@@ -1,0 +1,296 @@
+//===- DataMovement.cpp - the CPU's data movement kernels -----------------===//
+//
+// The DataMovement family of OpKinds.def: ops that copy, pick or make
+// elements without arithmetic (transfers, cast, select, transpose, concat,
+// slices, broadcasts, gathers, constants). They run on any element type as
+// it is stored (f16 and bf16 are not widened): most copy bytes of the
+// element's size.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuSupport.h"
+
+#include <algorithm>
+#include <cstring>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cpu;
+
+namespace {
+
+/// Copies the elements `x` holds at `sourceStrides` (from element `base`)
+/// into the dense `out`, a contiguous row at a time where the source allows.
+void copyStrided(const TensorView &x, const TensorView &out,
+                 const std::vector<int64_t> &sourceStrides, int64_t base = 0) {
+  size_t item = dtypeSize(out.dtype);
+  const uint8_t *in = static_cast<const uint8_t *>(x.data) + base * item;
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  std::vector<int64_t> strides[1] = {sourceStrides};
+  forEachRow(out.shape, strides, 1,
+             [&](int64_t o, const int64_t *start, int64_t length,
+                 const int64_t *step) {
+               const uint8_t *src = in + start[0] * item;
+               uint8_t *dst = z + o * item;
+               if (step[0] == 1) {
+                 std::memcpy(dst, src, length * item);
+               } else if (item == 4) {
+                 for (int64_t j = 0; j < length; ++j)
+                   std::memcpy(dst + 4 * j, src + 4 * j * step[0], 4);
+               } else {
+                 for (int64_t j = 0; j < length; ++j)
+                   std::memcpy(dst + j * item, src + j * step[0] * item, item);
+               }
+             });
+}
+
+void transpose(const TensorView &x, const TensorView &out,
+               const std::vector<int64_t> &perm) {
+  std::vector<int64_t> inStrides = rowMajorStrides(x.shape), strides;
+  for (int64_t p : perm)
+    strides.push_back(inStrides[p]);
+  copyStrided(x, out, strides);
+}
+
+void concat(const std::vector<TensorView> &inputs, const TensorView &out,
+            int64_t axis) {
+  int64_t outer, size, inner;
+  splitAt(out.shape, axis, outer, size, inner);
+  size_t item = dtypeSize(out.dtype);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  int64_t offset = 0;
+  for (const TensorView &input : inputs) {
+    int64_t part = input.shape[axis];
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(z + (o * size + offset) * inner * item,
+                  static_cast<const uint8_t *>(input.data) +
+                      o * part * inner * item,
+                  part * inner * item);
+    offset += part;
+  }
+}
+
+/// Slices of `x` along `axis` picked by `indices`. A negative index counts
+/// from the end where `negativeFromEnd` (numpy.take) and is an error
+/// otherwise (torch.nn.functional.embedding).
+bool takeRows(const TensorView &x, const TensorView &indices,
+              const TensorView &out, int64_t axis, bool negativeFromEnd,
+              std::string &error) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  uint64_t picks = countOf(indices.shape);
+  size_t item = dtypeSize(out.dtype);
+  const uint8_t *in = static_cast<const uint8_t *>(x.data);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  for (uint64_t j = 0; j < picks; ++j) {
+    int64_t index = indices.dtype == DType::I64
+                        ? static_cast<const int64_t *>(indices.data)[j]
+                        : static_cast<const int32_t *>(indices.data)[j];
+    int64_t given = index;
+    if (index < 0 && negativeFromEnd)
+      index += size;
+    if (index < 0 || index >= size) {
+      error = "index " + std::to_string(given) + " is out of range " +
+              (negativeFromEnd ? "[-" + std::to_string(size) + ", "
+                               : std::string("[0, ")) +
+              std::to_string(size) + ")";
+      return false;
+    }
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(z + ((o * picks + j) * inner) * item,
+                  in + ((o * size + index) * inner) * item, inner * item);
+  }
+  return true;
+}
+
+//===----------------------------------------------------------------------===//
+// The kernels
+//===----------------------------------------------------------------------===//
+
+bool transferKernel(int64_t, const std::vector<TensorView> &ops,
+                    const TensorView &out, const std::vector<int64_t> &,
+                    std::string &) {
+  std::memcpy(out.data, ops[0].data, countOf(out.shape) * dtypeSize(out.dtype));
+  return true;
+}
+
+bool castKernel(int64_t, const std::vector<TensorView> &ops,
+                const TensorView &out, const std::vector<int64_t> &,
+                std::string &) {
+  const TensorView &x = ops[0];
+  uint64_t n = countOf(out.shape);
+  for (uint64_t i = 0; i < n; ++i) {
+    // Integers keep all 64 bits; floats go through a double.
+    if ((x.dtype == DType::I64 || x.dtype == DType::I32) &&
+        (out.dtype == DType::I64 || out.dtype == DType::I32)) {
+      int64_t v = x.dtype == DType::I64
+                      ? static_cast<const int64_t *>(x.data)[i]
+                      : static_cast<const int32_t *>(x.data)[i];
+      if (out.dtype == DType::I64)
+        static_cast<int64_t *>(out.data)[i] = v;
+      else
+        static_cast<int32_t *>(out.data)[i] = int32_t(v);
+    } else {
+      storeDouble(out.dtype, out.data, i, loadDouble(x.dtype, x.data, i));
+    }
+  }
+  return true;
+}
+
+bool fillKernel(int64_t, const std::vector<TensorView> &,
+                const TensorView &out, const std::vector<int64_t> &attrs,
+                std::string &) {
+  double value = img::readAttrs<img::FillAttrs>(attrs).value;
+  uint64_t n = countOf(out.shape);
+  for (uint64_t i = 0; i < n; ++i)
+    storeDouble(out.dtype, out.data, i, value);
+  return true;
+}
+
+bool iotaKernel(int64_t, const std::vector<TensorView> &,
+                const TensorView &out, const std::vector<int64_t> &attrs,
+                std::string &) {
+  int64_t axis = img::readAttrs<img::AxisAttrs>(attrs).axis;
+  std::vector<int64_t> strides = rowMajorStrides(out.shape);
+  uint64_t n = countOf(out.shape);
+  for (uint64_t i = 0; i < n; ++i)
+    storeDouble(out.dtype, out.data, i,
+                double((i / strides[axis]) % out.shape[axis]));
+  return true;
+}
+
+/// ListAttrs: the result's bytes, 8 to a word.
+bool constantKernel(int64_t, const std::vector<TensorView> &,
+                    const TensorView &out, const std::vector<int64_t> &bytes,
+                    std::string &) {
+  std::memcpy(out.data, bytes.data(),
+              countOf(out.shape) * dtypeSize(out.dtype));
+  return true;
+}
+
+bool shapeKernel(int64_t, const std::vector<TensorView> &ops,
+                 const TensorView &out, const std::vector<int64_t> &,
+                 std::string &) {
+  for (size_t d = 0; d < ops[0].shape.size(); ++d)
+    static_cast<int64_t *>(out.data)[d] = ops[0].shape[d];
+  return true;
+}
+
+bool selectKernel(int64_t, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &,
+                  std::string &) {
+  size_t item = dtypeSize(out.dtype);
+  std::vector<int64_t> strides[3] = {broadcastStrides(ops[0].shape, out.shape),
+                                     broadcastStrides(ops[1].shape, out.shape),
+                                     broadcastStrides(ops[2].shape, out.shape)};
+  const uint8_t *cond = static_cast<const uint8_t *>(ops[0].data);
+  const uint8_t *x = static_cast<const uint8_t *>(ops[1].data);
+  const uint8_t *y = static_cast<const uint8_t *>(ops[2].data);
+  uint8_t *z = static_cast<uint8_t *>(out.data);
+  if (item == 4) { // f32 and i32: whole-word copies
+    const uint32_t *a = reinterpret_cast<const uint32_t *>(x);
+    const uint32_t *b = reinterpret_cast<const uint32_t *>(y);
+    uint32_t *c = reinterpret_cast<uint32_t *>(z);
+    forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
+      c[i] = cond[o[0]] ? a[o[1]] : b[o[2]];
+    });
+    return true;
+  }
+  forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
+    std::memcpy(z + i * item, cond[o[0]] ? x + o[1] * item : y + o[2] * item,
+                item);
+  });
+  return true;
+}
+
+/// ListAttrs: the permutation.
+bool transposeKernel(int64_t, const std::vector<TensorView> &ops,
+                     const TensorView &out, const std::vector<int64_t> &perm,
+                     std::string &) {
+  transpose(ops[0], out, perm);
+  return true;
+}
+
+bool concatKernel(int64_t, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &attrs,
+                  std::string &) {
+  concat(ops, out, img::readAttrs<img::AxisAttrs>(attrs).axis);
+  return true;
+}
+
+/// ListAttrs: the start of each dimension, then its stride.
+bool sliceKernel(int64_t, const std::vector<TensorView> &ops,
+                 const TensorView &out, const std::vector<int64_t> &a,
+                 std::string &) {
+  size_t rank = out.shape.size();
+  std::vector<int64_t> inStrides = rowMajorStrides(ops[0].shape), strides;
+  int64_t base = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    base += a[d] * inStrides[d];
+    strides.push_back(a[rank + d] * inStrides[d]);
+  }
+  copyStrided(ops[0], out, strides, base);
+  return true;
+}
+
+bool broadcastToKernel(int64_t, const std::vector<TensorView> &ops,
+                       const TensorView &out, const std::vector<int64_t> &,
+                       std::string &) {
+  copyStrided(ops[0], out, broadcastStrides(ops[0].shape, out.shape));
+  return true;
+}
+
+bool embeddingKernel(int64_t, const std::vector<TensorView> &ops,
+                     const TensorView &out, const std::vector<int64_t> &,
+                     std::string &error) {
+  if (!takeRows(ops[0], ops[1], out, 0, /*negativeFromEnd=*/false, error)) {
+    error = "embedding: " + error;
+    return false;
+  }
+  return true;
+}
+
+bool gatherKernel(int64_t, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &attrs,
+                  std::string &error) {
+  int64_t axis = img::readAttrs<img::AxisAttrs>(attrs).axis;
+  if (!takeRows(ops[0], ops[1], out, axis, /*negativeFromEnd=*/true, error)) {
+    error = "gather: " + error;
+    return false;
+  }
+  return true;
+}
+
+bool dynamicSliceKernel(int64_t, const std::vector<TensorView> &ops,
+                        const TensorView &out, const std::vector<int64_t> &,
+                        std::string &) {
+  // Offsets are clamped to [0, dim - size], as XLA does.
+  const int64_t *offsets = static_cast<const int64_t *>(ops[1].data);
+  std::vector<int64_t> inStrides = rowMajorStrides(ops[0].shape);
+  int64_t base = 0;
+  for (size_t d = 0; d < out.shape.size(); ++d) {
+    int64_t start =
+        std::clamp<int64_t>(offsets[d], 0, ops[0].shape[d] - out.shape[d]);
+    base += start * inStrides[d];
+  }
+  copyStrided(ops[0], out, inStrides, base);
+  return true;
+}
+
+} // namespace
+
+void cpu::registerDataMovementKernels(CpuKernelTable &table) {
+  table[img::kTransfer] = transferKernel;
+  table[img::kFill] = fillKernel;
+  table[img::kSelect] = selectKernel;
+  table[img::kCast] = castKernel;
+  table[img::kIota] = iotaKernel;
+  table[img::kTranspose] = transposeKernel;
+  table[img::kConcat] = concatKernel;
+  table[img::kSlice] = sliceKernel;
+  table[img::kBroadcastTo] = broadcastToKernel;
+  table[img::kEmbedding] = embeddingKernel;
+  table[img::kGather] = gatherKernel;
+  table[img::kDynamicSlice] = dynamicSliceKernel;
+  table[img::kShape] = shapeKernel;
+  table[img::kConstant] = constantKernel;
+}

@@ -1,0 +1,171 @@
+//===- Norm.cpp - the CPU's normalizations --------------------------------===//
+//
+// The Norm family of OpKinds.def on f32: softmax and log-softmax along an
+// axis, layer norm over the trailing dimensions from an axis, L2
+// normalization and inference-mode batch norm. Sums and statistics are kept
+// in double.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cpu;
+
+namespace {
+
+void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
+                bool log) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const float *in = static_cast<const float *>(x.data);
+  float *z = static_cast<float *>(out.data);
+  parallelFor(outer * inner, 8 * size, [&](int64_t first, int64_t last) {
+    for (int64_t item = first; item < last; ++item) {
+      int64_t o = item / inner, i = item % inner;
+      const float *row = in + o * size * inner + i;
+      float *dst = z + o * size * inner + i;
+      float peak = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < size; ++k)
+        peak = std::max(peak, row[k * inner]);
+      // One exp per element, kept in the output until the sum is known.
+      double sum = 0;
+      for (int64_t k = 0; k < size; ++k) {
+        float e = std::exp(row[k * inner] - peak);
+        dst[k * inner] = e;
+        sum += e;
+      }
+      if (log) {
+        float logSum = float(std::log(sum));
+        for (int64_t k = 0; k < size; ++k)
+          dst[k * inner] = (row[k * inner] - peak) - logSum;
+      } else {
+        float scale = float(1.0 / sum);
+        for (int64_t k = 0; k < size; ++k)
+          dst[k * inner] *= scale;
+      }
+    }
+  });
+}
+
+void l2NormalizeF32(const TensorView &x, const TensorView &out, int64_t axis,
+                    double epsilon) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const float *in = static_cast<const float *>(x.data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const float *row = in + o * size * inner + i;
+      double sum = 0;
+      for (int64_t k = 0; k < size; ++k)
+        sum += double(row[k * inner]) * row[k * inner];
+      double norm = std::max(std::sqrt(sum), epsilon);
+      for (int64_t k = 0; k < size; ++k)
+        z[o * size * inner + i + k * inner] = float(row[k * inner] / norm);
+    }
+}
+
+void layerNormF32(const TensorView &x, const TensorView &gamma,
+                  const TensorView &beta, const TensorView &out, int64_t axis,
+                  double epsilon) {
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
+    (d < axis ? rows : cols) *= x.shape[d];
+  const float *in = static_cast<const float *>(x.data);
+  const float *g = static_cast<const float *>(gamma.data);
+  const float *b = static_cast<const float *>(beta.data);
+  float *z = static_cast<float *>(out.data);
+  parallelFor(rows, 8 * cols, [&](int64_t first, int64_t last) {
+  for (int64_t r = first; r < last; ++r) {
+    const float *row = in + r * cols;
+    double mean = 0, var = 0;
+    for (int64_t c = 0; c < cols; ++c)
+      mean += row[c];
+    mean /= std::max<int64_t>(cols, 1);
+    for (int64_t c = 0; c < cols; ++c)
+      var += (row[c] - mean) * (row[c] - mean);
+    var /= std::max<int64_t>(cols, 1);
+    // Statistics in double; the per-element pass in float, which vectorizes.
+    float center = float(mean), scale = float(1.0 / std::sqrt(var + epsilon));
+    for (int64_t c = 0; c < cols; ++c)
+      z[r * cols + c] = (row[c] - center) * scale * g[c] + b[c];
+  }
+  });
+}
+
+void batchNormF32(const std::vector<TensorView> &ops, const TensorView &out,
+                  double epsilon) {
+  const TensorView &x = ops[0];
+  int64_t outer = x.shape[0], channels = x.shape[1], inner = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d)
+    inner *= x.shape[d];
+  const float *in = static_cast<const float *>(x.data);
+  const float *scale = static_cast<const float *>(ops[1].data);
+  const float *bias = static_cast<const float *>(ops[2].data);
+  const float *mean = static_cast<const float *>(ops[3].data);
+  const float *var = static_cast<const float *>(ops[4].data);
+  float *z = static_cast<float *>(out.data);
+  for (int64_t c = 0; c < channels; ++c) {
+    double factor = scale[c] / std::sqrt(double(var[c]) + epsilon);
+    double shift = bias[c] - mean[c] * factor;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        int64_t at = (o * channels + c) * inner + i;
+        z[at] = float(in[at] * factor + shift);
+      }
+  }
+}
+
+bool softmaxKernel(int64_t kind, const std::vector<TensorView> &ops,
+                   const TensorView &out, const std::vector<int64_t> &attrs,
+                   std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  softmaxF32(ops[0], out, img::readAttrs<img::AxisAttrs>(attrs).axis,
+             kind == img::kLogSoftmax);
+  return true;
+}
+
+bool layerNormKernel(int64_t, const std::vector<TensorView> &ops,
+                     const TensorView &out, const std::vector<int64_t> &attrs,
+                     std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  auto a = img::readAttrs<img::AxisEpsilonAttrs>(attrs);
+  layerNormF32(ops[0], ops[1], ops[2], out, a.axis, a.epsilon);
+  return true;
+}
+
+bool l2NormalizeKernel(int64_t, const std::vector<TensorView> &ops,
+                       const TensorView &out,
+                       const std::vector<int64_t> &attrs, std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  auto a = img::readAttrs<img::AxisEpsilonAttrs>(attrs);
+  l2NormalizeF32(ops[0], out, a.axis, a.epsilon);
+  return true;
+}
+
+bool batchNormKernel(int64_t, const std::vector<TensorView> &ops,
+                     const TensorView &out, const std::vector<int64_t> &attrs,
+                     std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  batchNormF32(ops, out, img::readAttrs<img::EpsilonAttrs>(attrs).epsilon);
+  return true;
+}
+
+} // namespace
+
+void cpu::registerNormKernels(CpuKernelTable &table) {
+  table[img::kBatchNorm] = batchNormKernel;
+  table[img::kSoftmax] = softmaxKernel;
+  table[img::kLogSoftmax] = softmaxKernel;
+  table[img::kLayerNorm] = layerNormKernel;
+  table[img::kL2Normalize] = l2NormalizeKernel;
+}

@@ -1,0 +1,175 @@
+//===- Reduce.cpp - the CPU's reductions ----------------------------------===//
+//
+// The Reduce family of OpKinds.def: sum, mean, max and min over a set of
+// axes (f32 accumulating in double, i64 and i32 in wrapping int64; NaN
+// wins max and min) and argmax along one axis.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CpuSupport.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace tandem::rt;
+using namespace tandem::rt::cpu;
+
+namespace {
+
+/// A reduction's running sum; integer sums wrap around.
+template <typename Acc> Acc sum(Acc total, Acc v) {
+  if constexpr (std::is_integral_v<Acc>)
+    return wrapAdd(total, v);
+  else
+    return total + v;
+}
+
+/// The common case, reduced axes that are consecutive dimensions: x is
+/// [outer, reduced, inner] and each output element folds one strided run,
+/// in parallel over the outputs. Returns false for other axis sets.
+template <typename T, typename Acc>
+bool reduceConsecutive(int64_t kind, const TensorView &x, const TensorView &out,
+                       const std::vector<int64_t> &axes) {
+  int64_t first = *std::min_element(axes.begin(), axes.end());
+  int64_t last = *std::max_element(axes.begin(), axes.end());
+  if (last - first + 1 != int64_t(axes.size()))
+    return false;
+  int64_t outer = 1, count = 1, inner = 1;
+  for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
+    (d < first ? outer : d <= last ? count : inner) *= x.shape[d];
+  bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
+  const T *in = static_cast<const T *>(x.data);
+  T *z = static_cast<T *>(out.data);
+  parallelFor(outer * inner, count, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      const T *run = in + (o / inner) * count * inner + o % inner;
+      Acc acc = isMax   ? std::numeric_limits<Acc>::lowest()
+                : isMin ? std::numeric_limits<Acc>::max()
+                        : Acc(0);
+      bool nan = false;
+      for (int64_t r = 0; r < count; ++r) {
+        Acc v = Acc(run[r * inner]);
+        if constexpr (!std::is_integral_v<T>)
+          nan |= v != v;
+        acc = isMax ? std::max(acc, v) : isMin ? std::min(acc, v) : sum(acc, v);
+      }
+      if (kind == img::kReduceMean)
+        acc = count ? acc / Acc(count) : Acc(NAN);
+      if constexpr (!std::is_integral_v<T>)
+        if ((isMax || isMin) && nan)
+          acc = Acc(NAN);
+      z[o] = T(acc);
+    }
+  });
+  return true;
+}
+
+template <typename T, typename Acc>
+void reduce(int64_t kind, const TensorView &x, const TensorView &out,
+            const std::vector<int64_t> &axes) {
+  if (!axes.empty() && reduceConsecutive<T, Acc>(kind, x, out, axes))
+    return;
+  std::vector<bool> reduced(x.shape.size(), false);
+  for (int64_t axis : axes)
+    reduced[axis] = true;
+  // The output offset of each input element: the input's index with the
+  // reduced axes dropped (or kept as 1: the same offset).
+  std::vector<int64_t> outShape;
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    outShape.push_back(reduced[d] ? 1 : x.shape[d]);
+  std::vector<int64_t> outStrides = rowMajorStrides(outShape);
+  for (size_t d = 0; d < x.shape.size(); ++d)
+    if (reduced[d])
+      outStrides[d] = 0;
+  uint64_t outCount = countOf(out.shape);
+  std::vector<Acc> acc(outCount);
+  bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
+  std::fill(acc.begin(), acc.end(),
+            isMax ? std::numeric_limits<Acc>::lowest()
+                  : isMin ? std::numeric_limits<Acc>::max() : Acc(0));
+  const T *in = static_cast<const T *>(x.data);
+  std::vector<int64_t> strides[1] = {outStrides};
+  std::vector<bool> nan(outCount, false);
+  forEachBroadcast(x.shape, strides, [&](uint64_t i, const int64_t *o) {
+    Acc v = Acc(in[i]);
+    if constexpr (!std::is_integral_v<T>)
+      if (std::isnan(double(v)))
+        nan[o[0]] = true;
+    if (isMax)
+      acc[o[0]] = std::max(acc[o[0]], v);
+    else if (isMin)
+      acc[o[0]] = std::min(acc[o[0]], v);
+    else
+      acc[o[0]] = sum(acc[o[0]], v);
+  });
+  uint64_t per = countOf(x.shape) / std::max<uint64_t>(outCount, 1);
+  T *z = static_cast<T *>(out.data);
+  for (uint64_t i = 0; i < outCount; ++i) {
+    Acc v = acc[i];
+    if (kind == img::kReduceMean)
+      v = per ? v / Acc(per) : Acc(NAN);
+    if constexpr (!std::is_integral_v<T>)
+      if ((isMax || isMin) && nan[i])
+        v = Acc(NAN);
+    z[i] = T(v);
+  }
+}
+
+template <typename T>
+void argmax(const TensorView &x, const TensorView &out, int64_t axis) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const T *in = static_cast<const T *>(x.data);
+  int64_t *z = static_cast<int64_t *>(out.data);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const T *row = in + o * size * inner + i;
+      int64_t best = 0;
+      for (int64_t k = 1; k < size; ++k) {
+        T v = row[k * inner], b = row[best * inner];
+        bool vNan = false, bNan = false;
+        if constexpr (!std::is_integral_v<T>) {
+          vNan = std::isnan(v);
+          bNan = std::isnan(b);
+        }
+        if (!bNan && (vNan || v > b))
+          best = k; // the first maximum; NaN counts as the maximum
+      }
+      z[o * inner + i] = best;
+    }
+}
+
+
+/// Reductions over a list of axes (ListAttrs: the reduced axes).
+bool reduceKernel(int64_t kind, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &axes,
+                  std::string &error) {
+  switch (out.dtype) {
+  case DType::F32: reduce<float, double>(kind, ops[0], out, axes); return true;
+  case DType::I64: reduce<int64_t, int64_t>(kind, ops[0], out, axes); return true;
+  case DType::I32: reduce<int32_t, int64_t>(kind, ops[0], out, axes); return true;
+  default: return unsupported(out.dtype, error);
+  }
+}
+
+bool argmaxKernel(int64_t, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &attrs,
+                  std::string &error) {
+  int64_t axis = img::readAttrs<img::AxisAttrs>(attrs).axis;
+  switch (ops[0].dtype) {
+  case DType::F32: argmax<float>(ops[0], out, axis); return true;
+  case DType::I64: argmax<int64_t>(ops[0], out, axis); return true;
+  case DType::I32: argmax<int32_t>(ops[0], out, axis); return true;
+  default: return unsupported(out.dtype, error);
+  }
+}
+
+} // namespace
+
+void cpu::registerReduceKernels(CpuKernelTable &table) {
+  for (img::OpKind kind : {img::kReduceSum, img::kReduceMean, img::kReduceMax,
+                           img::kReduceMin})
+    table[kind] = reduceKernel;
+  table[img::kArgmax] = argmaxKernel;
+}
