@@ -1,0 +1,160 @@
+//===- CApi.cpp - the C ABI of tandem_runtime.h ---------------------------===//
+//
+// The entry points a compiled model calls, but tandem_rt_main (Driver.cpp):
+// the library form's open, load, infer and close, which report errors in
+// the caller's buffer and let no exception escape, and the calls of the
+// model's compiled body (arenas, inputs, weights, outputs, each op).
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeState.h"
+
+#include "ThreadPool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <memory>
+
+using namespace tandem::rt;
+
+static void setError(char *buffer, int64_t size, const std::string &message) {
+  if (!buffer || size <= 0)
+    return;
+  size_t length = std::min<size_t>(message.size(), size_t(size - 1));
+  std::memcpy(buffer, message.data(), length);
+  buffer[length] = '\0';
+}
+
+/// Runtimes open in this library; the last one closed stops the kernels'
+/// worker threads, so that a library can be unloaded leaving nothing behind.
+static std::atomic<int> openRuntimes{0};
+
+static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
+                                  const char *weights, const char *backend,
+                                  char *error, int64_t errorSize) {
+  auto rt = std::make_unique<TandemRuntime>();
+  std::string imageError;
+  if (!decodeImage(image, strings, rt->image, imageError)) {
+    setError(error, errorSize, imageError);
+    return nullptr;
+  }
+  rt->options.backend = backend && *backend ? backend : "auto";
+  std::string message;
+  if (!setUp(*rt, message)) {
+    setError(error, errorSize, message);
+    return nullptr;
+  }
+  rt->inputData.resize(rt->image.inputs.size());
+  for (size_t k = 0; k < rt->image.inputs.size(); ++k)
+    rt->inputData[k].resize(rt->image.inputs[k].bytes());
+  if (!rt->image.weights.empty() && (!weights || !*weights)) {
+    setError(error, errorSize, "the model has weights: pass a safetensors file");
+    tearDown(*rt);
+    return nullptr;
+  }
+  if (!loadWeights(*rt, weights ? weights : "", message)) {
+    setError(error, errorSize, message);
+    tearDown(*rt);
+    return nullptr;
+  }
+  ++openRuntimes;
+  return rt.release();
+}
+
+extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
+                                         const char *strings,
+                                         const char *weights,
+                                         const char *backend, char *error,
+                                         int64_t errorSize) {
+  try {
+    return openRuntime(image, strings, weights, backend, error, errorSize);
+  } catch (...) {
+    setError(error, errorSize, describeException(std::current_exception()));
+    return nullptr;
+  }
+}
+
+extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
+                              const char *strings, const char *weights,
+                              const char *backend, char *error,
+                              int64_t errorSize) {
+  // One model per library (the CUDA backend's state is the library's): a
+  // second load is refused and leaves the loaded model as it was.
+  if (*slot) {
+    setError(error, errorSize, "a model is already loaded: call "
+                               "tandem_model_unload first");
+    return 1;
+  }
+  *slot = tandem_rt_open(image, strings, weights, backend, error, errorSize);
+  return *slot ? 0 : 1;
+}
+
+static int infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
+                 const void *const *inputs, void *const *outputs, char *error,
+                 int64_t errorSize) {
+  for (size_t k = 0; k < rt->inputData.size(); ++k)
+    std::memcpy(rt->inputData[k].data(), inputs[k], rt->inputData[k].size());
+  rt->failure.clear();
+  run(rt);
+  if (!rt->failure.empty()) {
+    setError(error, errorSize, rt->failure);
+    return 1;
+  }
+  for (size_t k = 0; k < rt->image.outputs.size(); ++k)
+    std::memcpy(outputs[k], rt->outputs[k], rt->image.outputs[k].bytes());
+  return 0;
+}
+
+extern "C" int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
+                               const void *const *inputs,
+                               void *const *outputs, char *error,
+                               int64_t errorSize) {
+  if (!rt) {
+    setError(error, errorSize, "the model is not loaded: call "
+                               "tandem_model_load first");
+    return 1;
+  }
+  // Calls from several threads take turns: a runtime's arenas and its
+  // input and output slots serve one call at a time.
+  std::lock_guard<std::mutex> lock(rt->callMutex);
+  try {
+    return infer(rt, run, inputs, outputs, error, errorSize);
+  } catch (...) {
+    setError(error, errorSize, describeException(std::current_exception()));
+    return 1;
+  }
+}
+
+extern "C" void tandem_rt_close(TandemRuntime *rt) {
+  if (!rt)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(rt->callMutex); // no call in flight
+    tearDown(*rt);
+  }
+  delete rt;
+  if (--openRuntimes == 0)
+    stopWorkers();
+}
+
+extern "C" void *tandem_rt_arena(TandemRuntime *rt, int32_t device) {
+  return rt->arenas[device];
+}
+
+extern "C" void *tandem_rt_input(TandemRuntime *rt, int32_t index) {
+  return rt->inputData[index].data();
+}
+
+extern "C" void *tandem_rt_weight(TandemRuntime *rt, int32_t index) {
+  return rt->weightData[index];
+}
+
+extern "C" void tandem_rt_output(TandemRuntime *rt, int32_t index, void *data) {
+  rt->outputs[index] = data;
+}
+
+extern "C" void tandem_rt_execute(TandemRuntime *rt, int32_t index,
+                                  void **operands, void *result) {
+  executeOp(*rt, index, operands, result);
+}

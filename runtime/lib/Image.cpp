@@ -1,0 +1,102 @@
+//===- Image.cpp - decoding the model image -------------------------------===//
+//
+// The one reader of the model image's words (layout in ModelImage.h): what
+// the executable and the library form both start with.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Image.h"
+
+#include "tandem/runtime/ModelImage.h"
+
+using namespace tandem::rt;
+namespace img = tandem::image;
+
+namespace {
+
+/// Reads words off the image (written by the compiler of this same build).
+class ImageReader {
+public:
+  ImageReader(const int64_t *words, const char *strings)
+      : words(words), strings(strings) {}
+  int64_t next() { return words[pos++]; }
+  size_t position() const { return pos; }
+  std::string string() { return strings + next(); }
+  TensorDesc tensor() {
+    TensorDesc desc;
+    desc.dtype = static_cast<DType>(next());
+    int64_t rank = next();
+    for (int64_t i = 0; i < rank; ++i)
+      desc.shape.push_back(next());
+    return desc;
+  }
+
+private:
+  const int64_t *words;
+  const char *strings;
+  size_t pos = 0;
+};
+
+} // namespace
+
+bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
+                             Image &image, std::string &error) {
+  ImageReader reader(words, strings);
+  if (reader.next() != img::kMagic || reader.next() != img::kVersion) {
+    error = "the model image is corrupt or from another version of Tandem";
+    return false;
+  }
+  int64_t inputs = reader.next(), outputs = reader.next(),
+          weights = reader.next(), ops = reader.next();
+  image.cpuArena = reader.next();
+  image.gpuArena = reader.next();
+  image.gpuBudget = reader.next();
+  for (int64_t i = 0; i < inputs; ++i)
+    image.inputs.push_back(reader.tensor());
+  for (int64_t i = 0; i < outputs; ++i)
+    image.outputs.push_back(reader.tensor());
+  for (int64_t i = 0; i < weights; ++i) {
+    WeightRecord weight;
+    weight.name = reader.string();
+    weight.device = reader.next();
+    weight.arenaOffset = reader.next();
+    weight.tensor = reader.tensor();
+    image.weights.push_back(weight);
+  }
+  for (int64_t i = 0; i < ops; ++i) {
+    OpRecord op;
+    size_t start = reader.position();
+    int64_t wordCount = reader.next();
+    op.kind = reader.next();
+    if (op.kind < 0 || op.kind >= img::kNumOpKinds) {
+      error = "the model image is corrupt: op #" + std::to_string(i) +
+              " has kind " + std::to_string(op.kind) +
+              ", which this runtime does not know";
+      return false;
+    }
+    op.device = reader.next();
+    op.arenaOffset = reader.next();
+    op.name = reader.string();
+    op.loc = reader.string();
+    int64_t operands = reader.next();
+    for (int64_t k = 0; k < operands; ++k) {
+      op.operandDevices.push_back(reader.next());
+      op.operands.push_back(reader.tensor());
+    }
+    op.result = reader.tensor();
+    int64_t attrs = reader.next();
+    int64_t expected = img::attrWordCount(op.kind);
+    if ((expected >= 0 && attrs != expected) ||
+        reader.position() + attrs != start + wordCount) {
+      error = "the model image is corrupt: op #" + std::to_string(i) + " (" +
+              img::kindName(op.kind) + ") has " + std::to_string(attrs) +
+              " attribute words" +
+              (expected >= 0 ? ", expected " + std::to_string(expected) : "");
+      return false;
+    }
+    for (int64_t k = 0; k < attrs; ++k)
+      op.attrs.push_back(reader.next());
+    image.ops.push_back(op);
+  }
+  return true;
+}

@@ -1,0 +1,59 @@
+//===- Image.h - the model image as the runtime reads it --------*- C++ -*-===//
+//
+// The model image (ModelImage.h) decoded once when a model starts: its
+// inputs, outputs, weights and ops as records the executor, the loaders and
+// the reports read, instead of walking the words again.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_IMAGE_H
+#define TANDEM_RUNTIME_LIB_IMAGE_H
+
+#include "tandem/runtime/Tensor.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tandem::rt {
+
+struct TensorDesc {
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t bytes() const {
+    return elementCount(shape).value_or(0) * dtypeSize(dtype);
+  }
+};
+
+struct OpRecord {
+  int64_t kind = 0, device = 0, arenaOffset = 0;
+  std::string name, loc;
+  std::vector<int64_t> operandDevices;
+  std::vector<TensorDesc> operands;
+  TensorDesc result;
+  std::vector<int64_t> attrs;
+};
+
+struct WeightRecord {
+  std::string name;
+  int64_t device = 0, arenaOffset = 0;
+  TensorDesc tensor;
+};
+
+struct Image {
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<WeightRecord> weights;
+  std::vector<OpRecord> ops;
+  int64_t cpuArena = 0, gpuArena = 0, gpuBudget = 0;
+};
+
+/// Reads the image into `image`, or says what is wrong with it. The image
+/// was written by the compiler of this same build; the checks catch one
+/// from another build or a corrupt binary before a kernel reads past its
+/// attributes.
+bool decodeImage(const int64_t *words, const char *strings, Image &image,
+                 std::string &error);
+
+} // namespace tandem::rt
+
+#endif // TANDEM_RUNTIME_LIB_IMAGE_H

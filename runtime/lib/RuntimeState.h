@@ -1,0 +1,118 @@
+//===- RuntimeState.h - a loaded model, shared by the runtime ---*- C++ -*-===//
+//
+// The state of one loaded model (the TandemRuntime of tandem_runtime.h) and
+// the functions the runtime's files call across each other: the executor
+// (Runtime.cpp), the weights (Weights.cpp), the reports (Reports.cpp), the
+// executable's driver (Driver.cpp) and the library form's C ABI (CApi.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_RUNTIMESTATE_H
+#define TANDEM_RUNTIME_LIB_RUNTIMESTATE_H
+
+#include "tandem_runtime.h"
+
+#include "Image.h"
+#include "cpu/CpuKernels.h"
+#include "tandem/runtime/Safetensors.h"
+
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem::rt {
+
+/// One op's timings over the runs.
+struct OpStats {
+  int64_t calls = 0;
+  double total = 0, min = 1e30, max = 0;
+};
+
+/// The executable's command line (the library form sets only `backend`).
+struct Options {
+  std::vector<std::string> inputs;
+  std::string outputDir, weights, backend = "auto", profileJson, trace;
+  bool listDevices = false;
+  std::optional<uint64_t> randomWeights, randomInputs;
+  std::optional<int64_t> gpuMemory;
+  int64_t repeat = 1;
+  bool profile = false;
+};
+
+} // namespace tandem::rt
+
+struct TandemRuntime {
+  tandem::rt::Image image;
+  tandem::rt::Options options;
+  std::vector<uint8_t *> arenas = {nullptr, nullptr};
+  std::vector<std::vector<uint8_t>> inputData;
+  std::vector<std::vector<uint8_t>> randomWeightData;
+  std::vector<void *> weightData;
+  tandem::rt::SafetensorsFile weightsFile;
+  std::vector<void *> outputs;
+  // Per op of the image, built once so that executing an op allocates
+  // nothing: its operand and result views (only the data pointers change
+  // between calls) and its timings, summed by name for the reports.
+  std::vector<std::vector<tandem::rt::TensorView>> operandViews;
+  std::vector<tandem::rt::TensorView> resultViews;
+  std::vector<tandem::rt::OpStats> opStats;
+  struct TraceEvent {
+    std::string name;
+    int64_t device;
+    double start, seconds;
+  };
+  std::vector<TraceEvent> trace;
+  double origin = 0;
+  int64_t h2dCount = 0, d2hCount = 0, h2dBytes = 0, d2hBytes = 0;
+  double copySeconds = 0, loadSeconds = 0;
+  std::string failure;
+  int64_t budget = 0;
+  bool useCuda = false;
+  std::mutex callMutex; // held by each tandem_rt_infer and by close
+};
+
+namespace tandem::rt {
+
+// Runtime.cpp: the executor.
+
+/// Seconds on a steady clock.
+double now();
+/// This machine's physical memory in bytes; 0 if it cannot be known.
+uint64_t hostMemoryBytes();
+/// Picks the device backend, checks the budget and allocates the arenas.
+bool setUp(TandemRuntime &rt, std::string &error);
+void tearDown(TandemRuntime &rt);
+/// Runs op `index` of the image on `operands` into `result`; a failure is
+/// kept in rt.failure and makes the run's later ops do nothing.
+void executeOp(TandemRuntime &rt, int32_t index, void **operands,
+               void *result);
+/// A message for an exception escaping the runtime (memory exhausted).
+std::string describeException(std::exception_ptr exception);
+
+// Weights.cpp: weights and random tensors.
+
+/// Fills a tensor of `desc` with deterministic random values from `state`
+/// (--random-inputs, --random-weights).
+void randomFill(const TensorDesc &desc, uint8_t *data, uint64_t &state);
+/// Loads the weights from `path` (or random ones with --random-weights) and
+/// uploads the GPU-resident ones.
+bool loadWeights(TandemRuntime &rt, const std::string &path,
+                 std::string &error);
+
+// Reports.cpp: --profile, --profile-json, --trace.
+
+void printProfile(TandemRuntime &rt, double totalSeconds);
+void writeProfileJson(TandemRuntime &rt, double totalSeconds);
+void writeTrace(TandemRuntime &rt);
+
+// Driver.cpp: the executable.
+
+/// Prints "error: MESSAGE" and exits with status 1.
+[[noreturn]] void fatal(const std::string &message);
+
+} // namespace tandem::rt
+
+#endif // TANDEM_RUNTIME_LIB_RUNTIMESTATE_H

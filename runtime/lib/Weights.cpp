@@ -1,0 +1,132 @@
+//===- Weights.cpp - a model's weights, from a file or random -------------===//
+//
+// The weights of the image's ops: mapped from a safetensors file (checked
+// against what the model needs), or random ones that follow from a seed and
+// each weight's name; the GPU-resident ones uploaded once. Random inputs
+// (--random-inputs) use the same generator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RuntimeState.h"
+
+#include "CudaBackend.h"
+#include "tandem/runtime/ModelImage.h"
+
+#include <cstring>
+
+using namespace tandem::rt;
+namespace img = tandem::image;
+
+namespace {
+
+/// splitmix64: deterministic random tensors for --random-*.
+uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+/// FNV-1a of a weight's name.
+uint64_t hashName(const std::string &name) {
+  uint64_t hash = 0xcbf29ce484222325ULL;
+  for (unsigned char c : name)
+    hash = (hash ^ c) * 0x100000001b3ULL;
+  return hash;
+}
+
+} // namespace
+
+void tandem::rt::randomFill(const TensorDesc &desc, uint8_t *data,
+                            uint64_t &state) {
+  uint64_t n = elementCount(desc.shape).value_or(0);
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t r = nextRandom(state);
+    double unit = (r >> 11) * (1.0 / 9007199254740992.0); // [0, 1)
+    switch (desc.dtype) {
+    case DType::F32:
+      reinterpret_cast<float *>(data)[i] = float(unit - 0.5);
+      break;
+    case DType::I64:
+      reinterpret_cast<int64_t *>(data)[i] = int64_t(r % 16);
+      break;
+    case DType::I32:
+      reinterpret_cast<int32_t *>(data)[i] = int32_t(r % 16);
+      break;
+    case DType::Bool:
+      data[i] = r & 1;
+      break;
+    default: // f16/bf16: small integers' bit patterns are not meaningful
+      reinterpret_cast<uint16_t *>(data)[i] = 0;
+      break;
+    }
+  }
+}
+
+bool tandem::rt::loadWeights(TandemRuntime &rt, const std::string &path,
+                             std::string &error) {
+  const Image &image = rt.image;
+  rt.weightData.assign(image.weights.size(), nullptr);
+  if (image.weights.empty())
+    return true;
+  if (rt.options.randomWeights) {
+    rt.randomWeightData.resize(image.weights.size());
+    for (size_t i = 0; i < image.weights.size(); ++i) {
+      // Each weight's values follow from the seed and its name, not its
+      // place in the image: the same model placed differently (or a weight
+      // read on both devices) gets the same weights.
+      uint64_t state = *rt.options.randomWeights ^ hashName(image.weights[i].name);
+      rt.randomWeightData[i].resize(image.weights[i].tensor.bytes());
+      randomFill(image.weights[i].tensor, rt.randomWeightData[i].data(), state);
+      rt.weightData[i] = rt.randomWeightData[i].data();
+    }
+  } else {
+    if (!rt.weightsFile.open(path, error)) {
+      error = "weights: " + error;
+      return false;
+    }
+    for (size_t i = 0; i < image.weights.size(); ++i) {
+      const WeightRecord &weight = image.weights[i];
+      const SafetensorsEntry *entry = rt.weightsFile.find(weight.name);
+      if (!entry) {
+        error = "weights '" + path + "' have no tensor '" + weight.name + "'";
+        return false;
+      }
+      if (entry->dtype != weight.tensor.dtype ||
+          entry->shape != weight.tensor.shape) {
+        error = "weight '" + weight.name + "' is " +
+                formatShape(entry->shape) + " " + dtypeName(entry->dtype) +
+                " in '" + path + "', the model needs " +
+                formatShape(weight.tensor.shape) + " " +
+                dtypeName(weight.tensor.dtype);
+        return false;
+      }
+      // Mapped read-only, a bool weight cannot be made 0/1 in place as
+      // inputs are: another byte is refused.
+      if (entry->dtype == DType::Bool)
+        for (uint64_t b = 0; b < entry->bytes; ++b)
+          if (entry->data[b] > 1) {
+            error = "weight '" + weight.name + "' in '" + path +
+                    "' is BOOL but holds the byte " +
+                    std::to_string(entry->data[b]) + " (bools are 0 or 1)";
+            return false;
+          }
+      rt.weightData[i] = const_cast<uint8_t *>(entry->data);
+    }
+  }
+  // Resident GPU weights are uploaded once, before the first run.
+  for (size_t i = 0; i < image.weights.size(); ++i) {
+    const WeightRecord &weight = image.weights[i];
+    if (weight.device != img::kGpu)
+      continue;
+    void *target = rt.arenas[img::kGpu] + weight.arenaOffset;
+    if (!rt.useCuda) {
+      std::memcpy(target, rt.weightData[i], weight.tensor.bytes());
+    } else if (!cuda::toDevice(target, rt.weightData[i],
+                               weight.tensor.bytes(), error)) {
+      error = "uploading weight '" + weight.name + "': " + error;
+      return false;
+    }
+  }
+  return true;
+}
