@@ -57,8 +57,9 @@ TEST(NpyTest, RoundTripsEveryDType) {
     EXPECT_EQ(array.shape, c.shape);
     ASSERT_EQ(array.data.size(),
               elementCount(c.shape).value() * dtypeSize(c.dtype));
-    if (!array.data.empty())
+    if (!array.data.empty()) {
       EXPECT_EQ(std::memcmp(array.data.data(), c.data, array.data.size()), 0);
+    }
   }
 }
 

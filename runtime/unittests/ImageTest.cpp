@@ -1,0 +1,106 @@
+//===- ImageTest.cpp - the runtime's reading of model images -------------===//
+//
+// decodeImage takes what the compiler of this build writes and refuses, with
+// a message, an image whose op kinds or attribute counts it does not know:
+// what a binary from another build, or a corrupted one, would hand it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Image.h"
+#include "tandem/runtime/ModelImage.h"
+
+#include <gtest/gtest.h>
+
+using namespace tandem::rt;
+namespace img = tandem::image;
+
+namespace {
+
+const char kStrings[] = "tandem.op\0model.mlir:1:1";
+
+/// An image of one op of `kind` on an f32[4] operand with `attrs`.
+std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
+                                int64_t version = img::kVersion) {
+  std::vector<int64_t> record = {kind, img::kCpu, /*arenaOffset=*/0,
+                                 /*name=*/0, /*loc=*/10,
+                                 /*operands=*/1, img::kCpu, img::kF32, 1, 4,
+                                 /*result=*/img::kF32, 1, 4,
+                                 int64_t(attrs.size())};
+  record.insert(record.end(), attrs.begin(), attrs.end());
+  std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0};
+  words.push_back(record.size() + 1);
+  words.insert(words.end(), record.begin(), record.end());
+  return words;
+}
+
+std::string decodeError(const std::vector<int64_t> &words) {
+  Image image;
+  std::string error;
+  EXPECT_FALSE(decodeImage(words.data(), kStrings, image, error));
+  return error;
+}
+
+TEST(ImageTest, DecodesAnOpWithItsAttributes) {
+  Image image;
+  std::string error;
+  std::vector<int64_t> words = oneOpImage(img::kSoftmax, {0});
+  ASSERT_TRUE(decodeImage(words.data(), kStrings, image, error)) << error;
+  ASSERT_EQ(image.ops.size(), 1u);
+  EXPECT_EQ(image.ops[0].kind, img::kSoftmax);
+  EXPECT_EQ(image.ops[0].name, "tandem.op");
+  EXPECT_EQ(image.ops[0].loc, "model.mlir:1:1");
+  EXPECT_EQ(img::readAttrs<img::AxisAttrs>(image.ops[0].attrs).axis, 0);
+  EXPECT_EQ(image.ops[0].operands[0].shape, std::vector<int64_t>{4});
+}
+
+TEST(ImageTest, ListKindsTakeAnyNumberOfWords) {
+  Image image;
+  std::string error;
+  std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0, 1, 2});
+  EXPECT_TRUE(decodeImage(words.data(), kStrings, image, error)) << error;
+}
+
+TEST(ImageTest, RefusesAnUnknownKind) {
+  EXPECT_EQ(decodeError(oneOpImage(999, {})),
+            "the model image is corrupt: op #0 has kind 999, which this "
+            "runtime does not know");
+  EXPECT_NE(decodeError(oneOpImage(-1, {})).find("has kind -1"),
+            std::string::npos);
+  EXPECT_NE(decodeError(oneOpImage(img::kNumOpKinds, {})).find("does not know"),
+            std::string::npos);
+}
+
+TEST(ImageTest, RefusesAWrongAttributeCount) {
+  EXPECT_EQ(decodeError(oneOpImage(img::kConv2d, {1, 1, 0})),
+            "the model image is corrupt: op #0 (Conv2d) has 3 attribute "
+            "words, expected 8");
+  EXPECT_NE(decodeError(oneOpImage(img::kRelu, {7})).find("expected 0"),
+            std::string::npos);
+}
+
+TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
+  std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0});
+  words[9] += 1; // the op's word count
+  EXPECT_NE(decodeError(words).find("(ReduceSum) has 1 attribute words"),
+            std::string::npos);
+}
+
+TEST(ImageTest, RefusesAnotherVersion) {
+  EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion - 1)),
+            "the model image is corrupt or from another version of Tandem");
+}
+
+TEST(ImageTest, KindsAreListedOnce) {
+  // The enum, the names, the families and the attribute counts all come
+  // from OpKinds.def: spot-check that they line up.
+  EXPECT_STREQ(img::kindName(img::kTransfer), "Transfer");
+  EXPECT_STREQ(img::kindName(img::kConstant), "Constant");
+  EXPECT_EQ(img::familyOf(img::kConv2d), img::KernelFamily::Conv);
+  EXPECT_EQ(img::familyOf(img::kGather), img::KernelFamily::DataMovement);
+  EXPECT_EQ(img::attrWordCount(img::kConv2d), 8);
+  EXPECT_EQ(img::attrWordCount(img::kMaxPool2d), 6);
+  EXPECT_EQ(img::attrWordCount(img::kAdd), 0);
+  EXPECT_EQ(img::attrWordCount(img::kSlice), -1);
+}
+
+} // namespace
