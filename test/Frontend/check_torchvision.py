@@ -1,4 +1,4 @@
-"""More of torchvision's models than the issue's two, exported,
+"""More of torchvision's models than resnet18 and mobilenet_v2, exported,
 compiled for a V100 (automatic placement, no budget), run on sim and
 compared with PyTorch in eval mode:
 

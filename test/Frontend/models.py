@@ -1,4 +1,4 @@
-"""The models the frontend must handle (issue 5), at CI size, each with its
+"""The models the frontend must handle (docs/frontend.md), at CI size, each with its
 example inputs. Weights are PyTorch's default initialization under a fixed
 seed; batch norm statistics are randomized so that eval-mode batch norm does
 real work."""

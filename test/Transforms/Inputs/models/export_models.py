@@ -42,8 +42,8 @@ class PreNormDecoderLayer(nn.Module):
 
 
 class PreNormDecoder(nn.Module):
-    """The issue's decoder: 4 layers, width 1024, 8 heads (192 MiB of
-    weights)."""
+    """The pre-norm decoder of docs/placement.md: 4 layers, width 1024,
+    8 heads (192 MiB of weights)."""
 
     def __init__(self, layers=4, width=1024, heads=8):
         super().__init__()
