@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -128,7 +129,10 @@ using KernelFn = bool (*)(const KernelCall &call);
 struct CudaKernelTable {
   KernelFn byKind[image::kNumOpKinds] = {};
 
-  void add(image::OpKind kind, KernelFn run) { byKind[kind] = run; }
+  void add(image::OpKind kind, KernelFn run) {
+    assert(!byKind[kind] && "two kernels for one kind");
+    byKind[kind] = run;
+  }
 };
 
 /// Each family file's entries (<Family>.cu).
