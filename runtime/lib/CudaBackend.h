@@ -12,7 +12,7 @@
 #ifndef TANDEM_RUNTIME_LIB_CUDABACKEND_H
 #define TANDEM_RUNTIME_LIB_CUDABACKEND_H
 
-#include "CpuKernels.h"
+#include "cpu/CpuKernels.h"
 
 #include <cstdint>
 #include <string>
