@@ -11,6 +11,7 @@ PACKAGES=(
   llvm-19-dev libmlir-19-dev mlir-19-tools llvm-19-tools  # LLVM/MLIR 19
   libgtest-dev                                            # unit tests
   libopenblas-dev                                         # CPU GEMM
+  nlohmann-json3-dev                                      # runtime's JSON
   graphviz                                                # placement pictures
   clang libclang-rt-14-dev                                # libFuzzer harnesses
 )

@@ -1,249 +1,137 @@
-//===- Json.cpp - the little JSON the runtime reads -----------------------===//
+//===- Json.cpp - the JSON the runtime reads ------------------------------===//
+//
+// nlohmann's SAX parser feeding a document builder of our own rather than
+// its DOM parser, for three things the DOM parser does not do: refuse
+// nesting deeper than kMaxDepth as soon as it starts (so hostile input
+// cannot make a document deep enough to exhaust the stack of anything that
+// recurses over it later), refuse a repeated key (the DOM parser lets the
+// last one win silently), and report a syntax error through the SAX
+// interface instead of throwing.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Json.h"
 
-#include <cctype>
+#include <vector>
 
 using namespace tandem::rt;
 using json::Value;
 
 namespace {
 
-constexpr int kMaxDepth = 64;
+/// The deepest a value may lie: inside 64 arrays or objects.
+constexpr size_t kMaxDepth = 64;
 
-class Parser {
+class DocumentBuilder : public nlohmann::json_sax<Value> {
 public:
-  explicit Parser(const std::string &text) : text(text) {}
+  DocumentBuilder(Value &root, std::string &error) : root(root), error(error) {}
 
-  bool parseDocument(Value &value, std::string &error) {
-    if (!parseValue(value, 0) || (skipSpace(), pos != text.size())) {
-      if (message.empty())
-        message = "unexpected text after the JSON value";
-      error = message + " at byte " + std::to_string(pos);
-      return false;
-    }
-    return true;
+  bool null() override { return add(nullptr); }
+  bool boolean(bool value) override { return add(value); }
+  bool number_integer(number_integer_t value) override { return add(value); }
+  bool number_unsigned(number_unsigned_t value) override { return add(value); }
+  bool number_float(number_float_t value, const string_t &) override {
+    return add(value);
   }
-
-private:
-  bool fail(const char *what) {
-    if (message.empty())
-      message = what;
+  bool string(string_t &value) override { return add(std::move(value)); }
+  bool binary(binary_t &) override { // only binary formats have these
+    error = "binary value in JSON";
     return false;
   }
 
-  void skipSpace() {
-    while (pos < text.size() && (text[pos] == ' ' || text[pos] == '\t' ||
-                                 text[pos] == '\n' || text[pos] == '\r'))
-      ++pos;
-  }
+  bool start_object(std::size_t) override { return open(Value::object()); }
+  bool start_array(std::size_t) override { return open(Value::array()); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
 
-  bool literal(const char *word) {
-    size_t length = std::char_traits<char>::length(word);
-    if (text.compare(pos, length, word) != 0)
-      return fail("invalid literal");
-    pos += length;
+  bool key(string_t &name) override {
+    if (containers.back()->contains(name)) {
+      error = "key '" + name + "' appears twice in an object";
+      return false;
+    }
+    pendingKey = std::move(name);
     return true;
   }
 
-  bool parseValue(Value &value, int depth) {
-    if (depth > kMaxDepth)
-      return fail("JSON nested too deeply");
-    skipSpace();
-    if (pos >= text.size())
-      return fail("unexpected end of JSON");
-    char c = text[pos];
-    if (c == '{')
-      return parseObject(value, depth);
-    if (c == '[')
-      return parseArray(value, depth);
-    if (c == '"') {
-      value.kind = Value::String;
-      return parseString(value.text);
-    }
-    if (c == 't' || c == 'f') {
-      value.kind = Value::Bool;
-      value.boolean = c == 't';
-      return literal(c == 't' ? "true" : "false");
-    }
-    if (c == 'n') {
-      value.kind = Value::Null;
-      return literal("null");
-    }
-    if (c == '-' || std::isdigit(static_cast<unsigned char>(c)))
-      return parseNumber(value);
-    return fail("unexpected character");
+  bool parse_error(std::size_t position, const std::string &lastRead,
+                   const nlohmann::detail::exception &e) override {
+    // e.what() is "[json.exception.parse_error.101] parse error at line 1,
+    // column 6: syntax error while parsing value - invalid literal; last
+    // read: 'tru}'; expected ...". Kept: what follows the first ": ",
+    // without the text last read (a hostile file's string can be megabytes
+    // long), and the offending byte's offset.
+    std::string what = e.what();
+    size_t colon = what.find(": ");
+    std::string message =
+        colon == std::string::npos ? what : what.substr(colon + 2);
+    std::string echo = "; last read: '" + lastRead + "'";
+    if (size_t at = message.find(echo); at != std::string::npos)
+      message.erase(at, echo.size());
+    // `position` counts the bytes read, the offending one included.
+    error = message + " at byte " + std::to_string(position ? position - 1 : 0);
+    return false;
   }
 
-  bool parseNumber(Value &value) {
-    size_t start = pos;
-    bool negative = text[pos] == '-';
-    if (negative)
-      ++pos;
-    if (pos >= text.size() || !std::isdigit(static_cast<unsigned char>(text[pos])))
-      return fail("malformed number");
-    bool overflow = false;
-    uint64_t magnitude = 0;
-    while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos]))) {
-      uint64_t digit = text[pos++] - '0';
-      if (magnitude > (uint64_t(INT64_MAX) - digit) / 10)
-        overflow = true;
-      else
-        magnitude = magnitude * 10 + digit;
+private:
+  /// Puts `value` where the document is: the root, the next element of the
+  /// innermost open array, or the member of the innermost open object under
+  /// the pending key. Returns where it went, or null if it lies too deep.
+  Value *place(Value value) {
+    if (containers.size() > kMaxDepth) {
+      error = "JSON nested too deeply (more than " + std::to_string(kMaxDepth) +
+              " levels)";
+      return nullptr;
     }
-    bool fraction = false;
-    if (pos < text.size() && text[pos] == '.') {
-      fraction = true;
-      ++pos;
-      if (pos >= text.size() || !std::isdigit(static_cast<unsigned char>(text[pos])))
-        return fail("malformed number");
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
-        ++pos;
+    if (containers.empty()) {
+      root = std::move(value);
+      return &root;
     }
-    if (pos < text.size() && (text[pos] == 'e' || text[pos] == 'E')) {
-      fraction = true;
-      ++pos;
-      if (pos < text.size() && (text[pos] == '+' || text[pos] == '-'))
-        ++pos;
-      if (pos >= text.size() || !std::isdigit(static_cast<unsigned char>(text[pos])))
-        return fail("malformed number");
-      while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])))
-        ++pos;
+    Value &parent = *containers.back();
+    if (parent.is_array()) {
+      parent.push_back(std::move(value));
+      return &parent.back();
     }
-    if (fraction || overflow) {
-      value.kind = Value::Number;
-      value.text = text.substr(start, pos - start);
-    } else {
-      value.kind = Value::Integer;
-      value.integer = negative ? -int64_t(magnitude) : int64_t(magnitude);
-    }
+    return &(parent[pendingKey] = std::move(value));
+  }
+
+  bool add(Value value) { return place(std::move(value)) != nullptr; }
+
+  bool open(Value container) {
+    Value *placed = place(std::move(container));
+    if (!placed)
+      return false;
+    // Stays valid while open: only the innermost container grows, and
+    // objects are node-based maps.
+    containers.push_back(placed);
     return true;
   }
 
-  bool parseString(std::string &out) {
-    ++pos; // the opening quote
-    out.clear();
-    while (pos < text.size()) {
-      char c = text[pos++];
-      if (c == '"')
-        return true;
-      if (static_cast<unsigned char>(c) < 0x20)
-        return fail("control character in a string");
-      if (c != '\\') {
-        out += c;
-        continue;
-      }
-      if (pos >= text.size())
-        break;
-      char escape = text[pos++];
-      switch (escape) {
-      case '"': case '\\': case '/':
-        out += escape;
-        break;
-      case 'b': out += '\b'; break;
-      case 'f': out += '\f'; break;
-      case 'n': out += '\n'; break;
-      case 'r': out += '\r'; break;
-      case 't': out += '\t'; break;
-      case 'u': {
-        if (text.size() - pos < 4)
-          return fail("truncated \\u escape");
-        unsigned code = 0;
-        for (int i = 0; i < 4; ++i) {
-          char h = text[pos++];
-          if (!std::isxdigit(static_cast<unsigned char>(h)))
-            return fail("malformed \\u escape");
-          code = code * 16 + (std::isdigit(static_cast<unsigned char>(h))
-                                  ? h - '0'
-                                  : (std::tolower(h) - 'a' + 10));
-        }
-        // Names are compared as bytes: encode the code unit as UTF-8.
-        if (code < 0x80) {
-          out += char(code);
-        } else if (code < 0x800) {
-          out += char(0xc0 | (code >> 6));
-          out += char(0x80 | (code & 0x3f));
-        } else {
-          out += char(0xe0 | (code >> 12));
-          out += char(0x80 | ((code >> 6) & 0x3f));
-          out += char(0x80 | (code & 0x3f));
-        }
-        break;
-      }
-      default:
-        return fail("invalid escape in a string");
-      }
-    }
-    return fail("unterminated string");
+  bool close() {
+    containers.pop_back();
+    return true;
   }
 
-  bool parseArray(Value &value, int depth) {
-    value.kind = Value::Array;
-    ++pos;
-    skipSpace();
-    if (pos < text.size() && text[pos] == ']') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      value.array.emplace_back();
-      if (!parseValue(value.array.back(), depth + 1))
-        return false;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == ']') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or ']' in an array");
-    }
-  }
-
-  bool parseObject(Value &value, int depth) {
-    value.kind = Value::Object;
-    ++pos;
-    skipSpace();
-    if (pos < text.size() && text[pos] == '}') {
-      ++pos;
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      if (pos >= text.size() || text[pos] != '"')
-        return fail("expected a string key in an object");
-      std::string key;
-      if (!parseString(key))
-        return false;
-      skipSpace();
-      if (pos >= text.size() || text[pos] != ':')
-        return fail("expected ':' after a key");
-      ++pos;
-      value.object.emplace_back(std::move(key), Value());
-      if (!parseValue(value.object.back().second, depth + 1))
-        return false;
-      skipSpace();
-      if (pos < text.size() && text[pos] == ',') {
-        ++pos;
-        continue;
-      }
-      if (pos < text.size() && text[pos] == '}') {
-        ++pos;
-        return true;
-      }
-      return fail("expected ',' or '}' in an object");
-    }
-  }
-
-  const std::string &text;
-  size_t pos = 0;
-  std::string message;
+  Value &root;
+  std::string &error;
+  std::vector<Value *> containers; // the open arrays and objects
+  std::string pendingKey;
 };
 
 } // namespace
 
 bool json::parse(const std::string &text, Value &value, std::string &error) {
-  return Parser(text).parseDocument(value, error);
+  // nlohmann skips a byte order mark, which JSON text does not have (RFC
+  // 8259, 8.1); the runtime never accepted one.
+  if (text.compare(0, 3, "\xEF\xBB\xBF") == 0) {
+    error = "a byte order mark before the JSON at byte 0";
+    return false;
+  }
+  value = Value();
+  error.clear();
+  DocumentBuilder builder(value, error);
+  if (Value::sax_parse(text, &builder))
+    return true;
+  if (error.empty())
+    error = "malformed JSON";
+  return false;
 }

@@ -1,33 +1,26 @@
-//===- Json.h - the little JSON the runtime reads ---------------*- C++ -*-===//
+//===- Json.h - the JSON the runtime reads ----------------------*- C++ -*-===//
 //
-// A strict, bounded JSON reader for safetensors headers: objects, arrays,
-// strings (with escapes), integers, and the literals; floats are read and
-// kept as text. Nesting is capped so that hostile input cannot exhaust the
-// stack.
+// nlohmann::json, parsed strictly and within bounds for input that may be
+// hostile (safetensors headers): nesting is capped, a key repeated in an
+// object is refused (JSON leaves its meaning open), and no exception
+// escapes: a malformed document is an error message with its byte offset.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef TANDEM_RUNTIME_LIB_JSON_H
 #define TANDEM_RUNTIME_LIB_JSON_H
 
-#include <cstdint>
-#include <map>
-#include <memory>
+#include <nlohmann/json.hpp>
+
 #include <string>
-#include <vector>
 
 namespace tandem::rt::json {
 
-struct Value {
-  enum Kind { Null, Bool, Integer, Number, String, Array, Object } kind = Null;
-  bool boolean = false;
-  int64_t integer = 0;
-  std::string text; // a string's value, or a non-integer number's spelling
-  std::vector<Value> array;
-  std::vector<std::pair<std::string, Value>> object; // in file order
-};
+/// Objects keep their keys sorted (std::map): an object of n keys builds in
+/// O(n log n), where nlohmann::ordered_json's would take O(n^2).
+using Value = nlohmann::json;
 
-/// Parses `text`; on failure returns false and sets `error` with the offset.
+/// Parses `text` into `value`; on failure returns false with `error`.
 bool parse(const std::string &text, Value &value, std::string &error);
 
 } // namespace tandem::rt::json

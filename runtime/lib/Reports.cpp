@@ -11,8 +11,11 @@
 #include "FileBytes.h"
 #include "tandem/runtime/ModelImage.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -41,21 +44,14 @@ std::map<std::string, OpStats> statsByName(const TandemRuntime &rt) {
   return byName;
 }
 
-/// A JSON string literal.
-std::string quote(const std::string &text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof(escape), "\\u%04x", c);
-      out += escape;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
+/// Microseconds, to the nanosecond: the figures of the JSON reports.
+double micros(double seconds) { return std::round(seconds * 1e9) / 1e3; }
+
+/// JSON text of `value`: keys in the order written, invalid UTF-8 in a
+/// name replaced rather than thrown about.
+std::string dumpJson(const nlohmann::ordered_json &value, int indent = -1) {
+  return value.dump(indent, ' ', /*ensure_ascii=*/false,
+                    nlohmann::ordered_json::error_handler_t::replace);
 }
 
 /// A text report (--profile-json, --trace) written whole or not at all:
@@ -89,48 +85,56 @@ void writeReport(const std::string &flag, const std::string &path, F write) {
 }
 
 void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
-  std::fprintf(f,
-               "{\n  \"total_us\": %.3f,\n  \"runs\": %lld,\n  \"load_us\": %.3f,\n"
-               "  \"gpu_arena_bytes\": %lld,\n  \"gpu_budget_bytes\": %lld,\n"
-               "  \"copies\": {\"h2d_count\": %lld, \"d2h_count\": %lld, "
-               "\"h2d_bytes\": %lld, \"d2h_bytes\": %lld, \"sync_count\": %lld, "
-               "\"async_count\": 0, \"total_us\": %.3f},\n  \"ops\": [",
-               totalSeconds * 1e6, (long long)rt.options.repeat,
-               rt.loadSeconds * 1e6, (long long)rt.image.gpuArena,
-               (long long)rt.budget, (long long)rt.h2dCount,
-               (long long)rt.d2hCount, (long long)rt.h2dBytes,
-               (long long)rt.d2hBytes, (long long)(rt.h2dCount + rt.d2hCount),
-               rt.copySeconds * 1e6);
-  bool first = true;
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const auto &[key, stats] : statsByName(rt)) {
     size_t at = key.rfind('@');
-    std::fprintf(f,
-                 "%s\n    {\"name\": %s, \"device\": \"%s\", \"calls\": %lld, "
-                 "\"total_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, "
-                 "\"avg_us\": %.3f}",
-                 first ? "" : ",", quote(key.substr(0, at)).c_str(),
-                 key.substr(at + 1).c_str(), (long long)stats.calls,
-                 stats.total * 1e6, stats.min * 1e6, stats.max * 1e6,
-                 stats.total * 1e6 / stats.calls);
-    first = false;
+    ops.push_back({{"name", key.substr(0, at)},
+                   {"device", key.substr(at + 1)},
+                   {"calls", stats.calls},
+                   {"total_us", micros(stats.total)},
+                   {"min_us", micros(stats.min)},
+                   {"max_us", micros(stats.max)},
+                   {"avg_us", micros(stats.total / stats.calls)}});
   }
-  std::fprintf(f, "\n  ]\n}\n");
+  nlohmann::ordered_json copies = {{"h2d_count", rt.h2dCount},
+                                   {"d2h_count", rt.d2hCount},
+                                   {"h2d_bytes", rt.h2dBytes},
+                                   {"d2h_bytes", rt.d2hBytes},
+                                   {"sync_count", rt.h2dCount + rt.d2hCount},
+                                   {"async_count", 0},
+                                   {"total_us", micros(rt.copySeconds)}};
+  nlohmann::ordered_json profile = {{"total_us", micros(totalSeconds)},
+                                    {"runs", rt.options.repeat},
+                                    {"load_us", micros(rt.loadSeconds)},
+                                    {"gpu_arena_bytes", rt.image.gpuArena},
+                                    {"gpu_budget_bytes", rt.budget},
+                                    {"copies", std::move(copies)},
+                                    {"ops", std::move(ops)}};
+  std::fprintf(f, "%s\n", dumpJson(profile, 2).c_str());
 }
 
 /// A Chrome/Perfetto trace: one complete event per op execution, one track
-/// per device.
+/// per device; an event a line, written as it goes (traces get long).
 void printTrace(TandemRuntime &rt, FILE *f) {
-  std::fprintf(f, "{\"traceEvents\": [\n");
-  std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
-                  "\"tid\": 0, \"args\": {\"name\": \"cpu\"}},\n");
-  std::fprintf(f, "  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 0, "
-                  "\"tid\": 1, \"args\": {\"name\": \"gpu (sim)\"}}");
-  for (const auto &event : rt.trace)
-    std::fprintf(f,
-                 ",\n  {\"name\": %s, \"ph\": \"X\", \"pid\": 0, \"tid\": %lld, "
-                 "\"ts\": %.3f, \"dur\": %.3f}",
-                 quote(event.name).c_str(), (long long)event.device,
-                 event.start * 1e6, event.seconds * 1e6);
+  auto track = [](int64_t tid, const char *name) {
+    return nlohmann::ordered_json{{"name", "thread_name"},
+                                  {"ph", "M"},
+                                  {"pid", 0},
+                                  {"tid", tid},
+                                  {"args", {{"name", name}}}};
+  };
+  std::fprintf(f, "{\"traceEvents\": [\n  %s,\n  %s",
+               dumpJson(track(0, "cpu")).c_str(),
+               dumpJson(track(1, "gpu (sim)")).c_str());
+  for (const auto &event : rt.trace) {
+    nlohmann::ordered_json complete = {{"name", event.name},
+                                       {"ph", "X"},
+                                       {"pid", 0},
+                                       {"tid", event.device},
+                                       {"ts", micros(event.start)},
+                                       {"dur", micros(event.seconds)}};
+    std::fprintf(f, ",\n  %s", dumpJson(complete).c_str());
+  }
   std::fprintf(f, "\n]}\n");
 }
 

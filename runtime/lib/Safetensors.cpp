@@ -36,21 +36,33 @@ const char *nameOf(DType dtype) {
   return "?";
 }
 
-const json::Value *member(const json::Value &object, const char *key) {
-  for (const auto &[name, value] : object.object)
-    if (name == key)
-      return &value;
-  return nullptr;
+/// A non-negative int64: the parser reads "0", "1", ... as unsigned and
+/// "-0" as signed; a float ("1.0", "1e2") is none.
+bool readCount(const json::Value &item, int64_t &value) {
+  if (item.is_number_unsigned()) {
+    if (item.get<uint64_t>() > uint64_t(INT64_MAX))
+      return false;
+    value = item.get<int64_t>();
+    return true;
+  }
+  if (!item.is_number_integer())
+    return false;
+  value = item.get<int64_t>();
+  return value >= 0;
 }
 
-bool readIntegers(const json::Value *value, std::vector<int64_t> &out) {
-  if (!value || value->kind != json::Value::Array)
+/// The list of non-negative integers under `key` of `object`.
+bool readIntegers(const json::Value &object, const char *key,
+                  std::vector<int64_t> &out) {
+  auto list = object.find(key);
+  if (list == object.end() || !list->is_array())
     return false;
   out.clear();
-  for (const json::Value &item : value->array) {
-    if (item.kind != json::Value::Integer || item.integer < 0)
+  for (const json::Value &item : *list) {
+    int64_t value;
+    if (!readCount(item, value))
       return false;
-    out.push_back(item.integer);
+    out.push_back(value);
   }
   return true;
 }
@@ -139,60 +151,61 @@ bool SafetensorsFile::parse(const uint8_t *bytes, size_t size,
     error = "the header is not valid JSON: " + jsonError;
     return false;
   }
-  if (root.kind != json::Value::Object) {
+  if (!root.is_object()) {
     error = "the header is not a JSON object";
     return false;
   }
   const uint8_t *data = bytes + 8 + headerSize;
   uint64_t dataSize = size - 8 - headerSize;
-  for (const auto &[name, value] : root.object) {
+  // In name order (json::Value's objects are sorted maps); names are unique
+  // (json::parse refuses a key repeated in an object).
+  for (const auto &[name, value] :
+       root.get_ref<const json::Value::object_t &>()) {
     if (name == "__metadata__") {
-      if (value.kind != json::Value::Object) {
+      if (!value.is_object()) {
         error = "'__metadata__' is not an object";
         return false;
       }
-      for (const auto &[key, text] : value.object) {
-        if (text.kind != json::Value::String) {
+      for (const auto &[key, text] :
+           value.get_ref<const json::Value::object_t &>()) {
+        if (!text.is_string()) {
           error = "metadata '" + key + "' is not a string";
           return false;
         }
-        meta[key] = text.text;
+        meta[key] = text.get<std::string>();
       }
       continue;
     }
     std::string where = "tensor '" + name + "'";
-    if (value.kind != json::Value::Object) {
+    if (!value.is_object()) {
       error = where + " is not described by an object";
       return false;
     }
-    if (entries.count(name)) {
-      error = where + " appears twice";
-      return false;
-    }
-    const json::Value *dtypeValue = member(value, "dtype");
-    if (!dtypeValue || dtypeValue->kind != json::Value::String) {
+    auto dtypeValue = value.find("dtype");
+    if (dtypeValue == value.end() || !dtypeValue->is_string()) {
       error = where + " has no 'dtype' string";
       return false;
     }
+    const std::string &dtypeText = dtypeValue->get_ref<const std::string &>();
     SafetensorsEntry entry;
     bool known = false;
     for (const DTypeName &candidate : kDTypes)
-      if (dtypeValue->text == candidate.name) {
+      if (dtypeText == candidate.name) {
         entry.dtype = candidate.dtype;
         known = true;
       }
     if (!known) {
-      error = where + " has dtype '" + dtypeValue->text +
+      error = where + " has dtype '" + dtypeText +
               "', which Tandem does not support (F32, F16, BF16, I64, I32, "
               "BOOL)";
       return false;
     }
-    if (!readIntegers(member(value, "shape"), entry.shape)) {
+    if (!readIntegers(value, "shape", entry.shape)) {
       error = where + " has no 'shape' list of non-negative integers";
       return false;
     }
     std::vector<int64_t> offsets;
-    if (!readIntegers(member(value, "data_offsets"), offsets) ||
+    if (!readIntegers(value, "data_offsets", offsets) ||
         offsets.size() != 2 || offsets[0] > offsets[1]) {
       error = where + " has no 'data_offsets' [begin, end] with begin <= end";
       return false;
