@@ -125,7 +125,7 @@ void printTrace(TandemRuntime &rt, FILE *f) {
   };
   std::fprintf(f, "{\"traceEvents\": [\n  %s,\n  %s",
                dumpJson(track(0, "cpu")).c_str(),
-               dumpJson(track(1, "gpu (sim)")).c_str());
+               dumpJson(track(1, rt.useCuda ? "gpu (cuda)" : "gpu (sim)")).c_str());
   for (const auto &event : rt.trace) {
     nlohmann::ordered_json complete = {{"name", event.name},
                                        {"ph", "X"},
