@@ -27,6 +27,18 @@
 
 namespace tandem::rt {
 
+/// Threads per block of the CUDA kernels, and the most blocks a launch asks
+/// for (the kernels loop over the grid, so fewer blocks still cover all).
+constexpr int64_t kThreadsPerBlock = 256, kMaxBlocks = 65535;
+
+/// Blocks of kThreadsPerBlock threads for `items` items: at least one (a
+/// launch of zero blocks is an error, and a kernel over zero items simply
+/// does nothing) and at most kMaxBlocks.
+TANDEM_HOST_DEVICE inline int64_t launchBlocks(int64_t items) {
+  int64_t blocks = items / kThreadsPerBlock + (items % kThreadsPerBlock != 0);
+  return blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks;
+}
+
 /// Elements in `shape`; the loader has already refused shapes that overflow.
 inline int64_t countOf(const std::vector<int64_t> &shape) {
   return int64_t(elementCount(shape).value_or(0));

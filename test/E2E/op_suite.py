@@ -375,6 +375,50 @@ case("avg_pool2d special values", [pooled],
      "tensor<1x1x2x2xf32>", lambda v: pool_reference(v, 2, 2, 0, "avg"))
 
 
+# Edges a GPU backend gets wrong when it computes like a graphics card:
+# empty tensors (a launch of zero blocks), integers beyond 2^24 compared or
+# ordered through float, sums that lose the small terms in f32, and a NaN
+# norm that fmax would turn into epsilon. They pass on the CPU and sim here
+# and guard the CUDA backend wherever a GPU runs the suite.
+empty_rows = np.zeros((0, 4), np.float32)
+case("softmax of no rows", [empty_rows],
+     "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<0x4xf32>",
+     "tensor<0x4xf32>", lambda v: v)
+case("argmax of no rows", [empty_rows],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<0x4xf32> -> tensor<0xi64>",
+     "tensor<0xi64>", lambda v: np.zeros((0,), np.int64))
+case("layer_norm of no rows", [empty_rows, f32(4), f32(4)],
+     "  %r = tandem.layer_norm %a0, %a1, %a2 {axis = 1 : i64} : (tensor<0x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<0x4xf32>",
+     "tensor<0x4xf32>", lambda v, g, b: v)
+case("reduce_sum of an empty axis", [np.zeros((3, 0), np.float32)],
+     "  %r = tandem.reduce_sum %a0 {axes = array<i64: 1>} : tensor<3x0xf32> -> tensor<3xf32>",
+     "tensor<3xf32>", lambda v: np.zeros((3,), np.float32))
+big = np.array([16777217, 16777216, -16777217, 2147483647], np.int32)
+near = np.array([16777216, 16777217, -16777216, 2147483646], np.int32)
+case("compare i32 beyond 2^24", [big, near],
+     "  %r = tandem.compare eq, %a0, %a1 : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi1>",
+     "tensor<4xi1>", lambda a, b: a == b)
+case("argmax i64 beyond 2^24",
+     [np.array([[16777216, 16777217, 3], [2 ** 53, 2 ** 53 + 1, 0]], np.int64)],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<2x3xi64> -> tensor<2xi64>",
+     "tensor<2xi64>", lambda v: v.argmax(1))
+case("reduce_sum i32 wraps",
+     [np.array([[2147483647, 1, 5], [-2147483648, -1, 0]], np.int32)],
+     "  %r = tandem.reduce_sum %a0 {axes = array<i64: 1>} : tensor<2x3xi32> -> tensor<2xi32>",
+     "tensor<2xi32>",
+     lambda v: v.astype(np.int64).sum(1).astype(np.int32))
+cancel = np.concatenate([[1e8], np.ones(100), [-1e8]]).astype(np.float32)
+case("reduce_sum keeps the small terms", [cancel[None, :]],
+     "  %r = tandem.reduce_sum %a0 {axes = array<i64: 1>} : tensor<1x102xf32> -> tensor<1xf32>",
+     "tensor<1xf32>",
+     lambda v: v.astype(np.float64).sum(1).astype(np.float32))
+nan_row = np.array([[nan, 1.0, 2.0], [3.0, 4.0, 0.0]], np.float32)
+case("l2_normalize of a NaN row", [nan_row],
+     "  %r = tandem.l2_normalize %a0 {axis = 1 : i64} : tensor<2x3xf32>",
+     "tensor<2x3xf32>",
+     lambda v: (v.astype(np.float64) / np.maximum(np.sqrt((v.astype(np.float64) ** 2).sum(1, keepdims=True)), 1e-12)).astype(np.float32))
+
+
 def saturating_cast(v, dtype):
     """Float to integer as the dialect defines it: truncate, NaN to 0,
     saturate beyond the range (XLA's convert; C++ leaves it undefined)."""

@@ -18,6 +18,8 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <type_traits>
+
 namespace tandem::rt::cuda {
 
 /// The offsets of element `i` of the result in `operands` operands.
@@ -39,6 +41,16 @@ template <> __device__ inline float toFloat(__nv_bfloat16 v) { return __bfloat16
 template <typename T> __device__ inline T fromFloat(float v) { return T(v); }
 template <> __device__ inline __half fromFloat(float v) { return __float2half_rn(v); }
 template <> __device__ inline __nv_bfloat16 fromFloat(float v) { return __float2bfloat16_rn(v); }
+
+/// A value as comparisons and argmax order it: integers (and booleans)
+/// exactly, floats in f32 (f16 and bf16 widen exactly). Going through float
+/// would make 16777217 == 16777216 for an i32.
+template <typename T> __device__ inline auto orderKey(T v) {
+  if constexpr (std::is_integral_v<T>)
+    return int64_t(v);
+  else
+    return toFloat(v);
+}
 
 /// for i in [0, n), over the whole grid.
 #define GRID_LOOP(i, n)                                                        \

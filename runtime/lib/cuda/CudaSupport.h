@@ -51,10 +51,8 @@ inline Layout layoutOf(const std::vector<int64_t> &out,
   return layout;
 }
 
-/// Blocks of 256 threads for `n` items, at most 65535 (kernels loop).
-inline dim3 blocksFor(int64_t n) {
-  return dim3(unsigned(std::min<int64_t>((n + 255) / 256, 65535)));
-}
+/// The grid for `n` items (Layout.h's launchBlocks: never zero blocks).
+inline dim3 blocksFor(int64_t n) { return dim3(unsigned(launchBlocks(n))); }
 
 //===----------------------------------------------------------------------===//
 // The backend's state (Device.cpp)

@@ -44,12 +44,18 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
                      std::string &error) {
   int64_t n = countOf(out.shape);
   int item = int(dtypeSize(out.dtype));
-  if (out.shape.size() > size_t(kMaxRank)) {
-    error = "the CUDA backend handles tensors of rank at most 8";
+  // The kernels' layouts hold kMaxRank dimensions: an operand of higher
+  // rank (a reduction's input) would overrun them.
+  bool tooHigh = out.shape.size() > size_t(kMaxRank);
+  for (const TensorView &operand : ops)
+    tooHigh |= operand.shape.size() > size_t(kMaxRank);
+  if (tooHigh) {
+    error = "the CUDA backend handles tensors of rank at most " +
+            std::to_string(kMaxRank);
     return false;
   }
-  KernelCall call{kind, ops, out, a, n, item,
-                  blocksFor(std::max<int64_t>(n, 1)), dim3(256), error};
+  KernelCall call{kind, ops, out, a, n, item, blocksFor(n),
+                  dim3(unsigned(kThreadsPerBlock)), error};
   KernelFn run = kernelFor(kind);
   if (!run)
     return call.unsupported();

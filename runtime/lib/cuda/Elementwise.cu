@@ -100,18 +100,7 @@ __global__ void compareKernel(int predicate, Layout layout, int64_t n,
   GRID_LOOP(i, n) {
     int64_t o[2];
     offsetsOf(layout, i, 2, o);
-    out[i] = comparePredicate(predicate, toFloat(a[o[0]]), toFloat(b[o[1]]));
-  }
-}
-
-template <>
-__global__ void compareKernel<int64_t>(int predicate, Layout layout, int64_t n,
-                                       const int64_t *a, const int64_t *b,
-                                       uint8_t *out) {
-  GRID_LOOP(i, n) {
-    int64_t o[2];
-    offsetsOf(layout, i, 2, o);
-    out[i] = comparePredicate(predicate, a[o[0]], b[o[1]]);
+    out[i] = comparePredicate(predicate, orderKey(a[o[0]]), orderKey(b[o[1]]));
   }
 }
 

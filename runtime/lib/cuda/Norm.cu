@@ -41,12 +41,17 @@ __global__ void rowKernel(int mode, int64_t outer, int64_t size, int64_t inner,
     const T *row = x + o * size * inner + i;
     T *dst = out + o * size * inner + i;
     if (mode == 2) {
-      float sum = 0;
+      // As on the CPU: the sum of squares in double, and a NaN norm stays
+      // NaN (fmax would replace it by epsilon).
+      double sum = 0;
+      for (int64_t k = 0; k < size; ++k) {
+        double v = toFloat(row[k * inner]);
+        sum += v * v;
+      }
+      double norm = sqrt(sum);
+      norm = norm < epsilon ? epsilon : norm;
       for (int64_t k = 0; k < size; ++k)
-        sum += toFloat(row[k * inner]) * toFloat(row[k * inner]);
-      float norm = fmaxf(sqrtf(sum), float(epsilon));
-      for (int64_t k = 0; k < size; ++k)
-        dst[k * inner] = fromFloat<T>(toFloat(row[k * inner]) / norm);
+        dst[k * inner] = fromFloat<T>(float(toFloat(row[k * inner]) / norm));
       continue;
     }
     float peak = -INFINITY, sum = 0;

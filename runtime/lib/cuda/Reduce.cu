@@ -1,13 +1,16 @@
 //===- Reduce.cu - CUDA kernels for reductions and argmax -----------------===//
 //
 // The Reduce family of OpKinds.def on the GPU: sum, mean, max and min over
-// any set of axes (a thread per result element, f32 accumulation; floats
-// only) and argmax along an axis (a thread per row).
+// any set of axes (a thread per result element) and argmax along an axis (a
+// thread per row). As on the CPU, floats accumulate in double and integers
+// in wrapping int64; argmax compares integers exactly.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaSupport.cuh"
 
+#include <string>
+#include <type_traits>
 #include <vector>
 
 using namespace tandem::rt;
@@ -23,9 +26,31 @@ struct ReduceArgs {
   int64_t perOutput;
 };
 
-template <typename T, typename Acc>
+/// What a reduction of T accumulates in, as the CPU does: double for the
+/// floating types, int64 (wrapping) for integers.
+template <typename T>
+using Accumulator = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+
+template <typename T> __device__ inline Accumulator<T> widen(T v) {
+  if constexpr (std::is_integral_v<T>)
+    return int64_t(v);
+  else
+    return double(toFloat(v));
+}
+
+template <typename T> __device__ inline T narrow(Accumulator<T> v) {
+  if constexpr (std::is_integral_v<T>)
+    return T(v);
+  else
+    return fromFloat<T>(float(v));
+}
+
+template <typename T>
 __global__ void reduceKernel(int kind, ReduceArgs a, int64_t outputs,
                              const T *x, T *out) {
+  using Acc = Accumulator<T>;
+  constexpr bool integral = std::is_integral_v<T>;
+  bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
   GRID_LOOP(i, outputs) {
     // The base offset of output i over the kept dimensions.
     int64_t base = 0, rest = i;
@@ -34,8 +59,11 @@ __global__ void reduceKernel(int kind, ReduceArgs a, int64_t outputs,
         base += (rest % a.dims[d]) * a.strides[d];
         rest /= a.dims[d];
       }
-    Acc acc = kind == img::kReduceMax ? Acc(-INFINITY)
-              : kind == img::kReduceMin ? Acc(INFINITY) : Acc(0);
+    Acc acc = Acc(0);
+    if constexpr (integral)
+      acc = isMax ? INT64_MIN : isMin ? INT64_MAX : 0;
+    else
+      acc = isMax ? -INFINITY : isMin ? INFINITY : 0.0;
     bool nan = false;
     for (int64_t r = 0; r < a.perOutput; ++r) {
       int64_t offset = base, left = r;
@@ -44,16 +72,24 @@ __global__ void reduceKernel(int kind, ReduceArgs a, int64_t outputs,
           offset += (left % a.dims[d]) * a.strides[d];
           left /= a.dims[d];
         }
-      Acc v = Acc(toFloat(x[offset]));
+      Acc v = widen(x[offset]);
       nan |= v != v;
-      acc = kind == img::kReduceMax ? (v > acc ? v : acc)
-            : kind == img::kReduceMin ? (v < acc ? v : acc) : acc + v;
+      if (isMax)
+        acc = v > acc ? v : acc;
+      else if (isMin)
+        acc = v < acc ? v : acc;
+      else if constexpr (integral)
+        acc = wrapAdd(acc, v);
+      else
+        acc += v;
     }
-    if (kind == img::kReduceMean)
-      acc /= Acc(a.perOutput);
-    if (nan && (kind == img::kReduceMax || kind == img::kReduceMin))
-      acc = Acc(NAN);
-    out[i] = fromFloat<T>(float(acc));
+    if constexpr (!integral) {
+      if (kind == img::kReduceMean)
+        acc = a.perOutput ? acc / Acc(a.perOutput) : Acc(NAN);
+      if (nan && (isMax || isMin))
+        acc = Acc(NAN);
+    }
+    out[i] = narrow<T>(acc);
   }
 }
 
@@ -64,11 +100,21 @@ __global__ void argmaxKernel(int64_t outer, int64_t size, int64_t inner,
     int64_t o = item / inner, i = item % inner, best = 0;
     const T *row = x + o * size * inner + i;
     for (int64_t k = 1; k < size; ++k) {
-      float v = toFloat(row[k * inner]), b = toFloat(row[best * inner]);
+      auto v = orderKey(row[k * inner]), b = orderKey(row[best * inner]);
       if (!(b != b) && ((v != v) || v > b))
         best = k;
     }
     out[item] = best;
+  }
+}
+
+/// Runs `launch` with the element type T of `dtype`: a floating type or an
+/// integer (what reductions and argmax take).
+template <typename F> bool withNumeric(DType dtype, F launch) {
+  switch (dtype) {
+  case DType::I64: launch(int64_t()); return true;
+  case DType::I32: launch(int32_t()); return true;
+  default: return withFloat(dtype, launch);
   }
 }
 
@@ -95,13 +141,9 @@ bool runReduce(const KernelCall &call) {
     args.reduced[axis] = true;
     args.perOutput *= x[axis];
   }
-  if (dtype == DType::I64 || dtype == DType::I32) {
-    call.error = "integer reductions on the GPU are not in the CUDA backend yet";
-    return false;
-  }
-  bool ok = withFloat(dtype, [&](auto t) {
+  bool ok = withNumeric(dtype, [&](auto t) {
     using T = decltype(t);
-    reduceKernel<T, float><<<call.grid, call.block>>>(int(call.kind), args,
+    reduceKernel<T><<<call.grid, call.block>>>(int(call.kind), args,
         call.n, static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
   });
   return ok ? launched(call.error) : call.unsupported();
@@ -114,13 +156,18 @@ bool runArgmax(const KernelCall &call) {
   int64_t axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
   int64_t outer, size, inner;
   splitAt(ops[0].shape, axis, outer, size, inner);
-  bool ok = withFloat(ops[0].dtype, [&](auto t) {
+  bool ok = withNumeric(ops[0].dtype, [&](auto t) {
     using T = decltype(t);
     argmaxKernel<T><<<blocksFor(outer * inner), call.block>>>(outer, size,
         inner, static_cast<const T *>(ops[0].data),
         static_cast<int64_t *>(call.out.data));
   });
-  return ok ? launched(call.error) : call.unsupported();
+  if (!ok) {
+    call.error = std::string("no CUDA kernel for argmax over ") +
+                 dtypeName(ops[0].dtype);
+    return false;
+  }
+  return launched(call.error);
 }
 
 } // namespace
