@@ -51,6 +51,10 @@ inline Layout layoutOf(const std::vector<int64_t> &out,
   return layout;
 }
 
+/// GPU memory left free beside the arena for cuBLAS's workspaces (a GEMM
+/// may ask for tens of MiB) and the kernels' launches.
+constexpr int64_t kWorkspaceHeadroom = int64_t(256) << 20;
+
 /// The grid for `n` items (Layout.h's launchBlocks: never zero blocks).
 inline dim3 blocksFor(int64_t n) { return dim3(unsigned(launchBlocks(n))); }
 

@@ -97,10 +97,39 @@ bool cuda::check(cudaError_t status, const char *what, std::string &error) {
   return false;
 }
 
+/// What a cuBLAS status means, in words, with its name.
+static std::string describeBlasStatus(cublasStatus_t status) {
+  switch (status) {
+  case CUBLAS_STATUS_NOT_INITIALIZED:
+    return "cuBLAS could not initialize (CUBLAS_STATUS_NOT_INITIALIZED)";
+  case CUBLAS_STATUS_ALLOC_FAILED:
+    return "cuBLAS ran out of GPU memory (CUBLAS_STATUS_ALLOC_FAILED)";
+  case CUBLAS_STATUS_INVALID_VALUE:
+    return "cuBLAS was given an invalid size or leading dimension "
+           "(CUBLAS_STATUS_INVALID_VALUE)";
+  case CUBLAS_STATUS_ARCH_MISMATCH:
+    return "cuBLAS does not support this GPU for the operation "
+           "(CUBLAS_STATUS_ARCH_MISMATCH)";
+  case CUBLAS_STATUS_MAPPING_ERROR:
+    return "cuBLAS could not access GPU memory (CUBLAS_STATUS_MAPPING_ERROR)";
+  case CUBLAS_STATUS_EXECUTION_FAILED:
+    return "a cuBLAS kernel failed to run (CUBLAS_STATUS_EXECUTION_FAILED)";
+  case CUBLAS_STATUS_INTERNAL_ERROR:
+    return "cuBLAS failed internally (CUBLAS_STATUS_INTERNAL_ERROR)";
+  case CUBLAS_STATUS_NOT_SUPPORTED:
+    return "cuBLAS does not support this operation or type "
+           "(CUBLAS_STATUS_NOT_SUPPORTED)";
+  case CUBLAS_STATUS_LICENSE_ERROR:
+    return "cuBLAS license error (CUBLAS_STATUS_LICENSE_ERROR)";
+  default:
+    return "cuBLAS failed with status " + std::to_string(int(status));
+  }
+}
+
 bool cuda::checkBlas(cublasStatus_t status, std::string &error) {
   if (status == CUBLAS_STATUS_SUCCESS)
     return true;
-  error = "cuBLAS status " + std::to_string(int(status));
+  error = describeBlasStatus(status);
   return false;
 }
 
@@ -127,6 +156,24 @@ bool cuda::available(std::string &why) {
                                 : "no CUDA GPU is visible";
     return false;
   }
+  // The kernels are built for TANDEM_CUDA_MIN_CAPABILITY and newer (the
+  // build's CMAKE_CUDA_ARCHITECTURES); an older card cannot run them.
+  cudaDeviceProp properties;
+  status = cudaGetDeviceProperties(&properties, 0);
+  if (status != cudaSuccess) {
+    why = cudaGetErrorString(status);
+    return false;
+  }
+  int capability = properties.major * 10 + properties.minor;
+  if (capability < TANDEM_CUDA_MIN_CAPABILITY) {
+    why = std::string("GPU 0 (") + properties.name +
+          ") has compute capability " + std::to_string(properties.major) +
+          "." + std::to_string(properties.minor) +
+          "; this runtime's CUDA kernels are built for " +
+          std::to_string(TANDEM_CUDA_MIN_CAPABILITY / 10) + "." +
+          std::to_string(TANDEM_CUDA_MIN_CAPABILITY % 10) + " and newer";
+    return false;
+  }
   return true;
 }
 
@@ -149,13 +196,30 @@ std::string cuda::describeDevices() {
 
 bool cuda::start(int64_t arenaBytes, std::string &error) {
   State &state = theState;
+  // cuBLAS and the context take their memory first, so that what is left is
+  // what the arena can have: a plan near the card's memory then fails here,
+  // naming the bytes, rather than in the first GEMM.
   if (!check(cudaSetDevice(0), "cudaSetDevice", error) ||
-      !check(cudaMalloc(&state.arena, std::max<int64_t>(arenaBytes, 256)),
-             "allocating the GPU arena", error) ||
       !check(cudaMalloc(&state.errorFlag, sizeof(int)), "cudaMalloc", error) ||
       !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error))
     return false;
-  return true;
+  size_t freeBytes = 0, total = 0;
+  if (!check(cudaMemGetInfo(&freeBytes, &total), "cudaMemGetInfo", error))
+    return false;
+  int64_t asked = std::max<int64_t>(arenaBytes, 256);
+  int64_t usable = int64_t(freeBytes) - kWorkspaceHeadroom;
+  if (asked > usable) {
+    error = "the memory plan needs a GPU arena of " + std::to_string(asked) +
+            " bytes, but GPU 0 has " + std::to_string(freeBytes) +
+            " bytes free of " +
+            std::to_string(total) + " (less " +
+            std::to_string(kWorkspaceHeadroom) +
+            " kept for cuBLAS's workspaces): compile with a smaller "
+            "--gpu-memory";
+    return false;
+  }
+  return check(cudaMalloc(&state.arena, size_t(asked)),
+               "allocating the GPU arena", error);
 }
 
 void cuda::stop() {

@@ -17,13 +17,36 @@ namespace img = tandem::image;
 
 namespace {
 
+/// C (m x n) = A (m x k) · op(B) + beta · C, row-major. Empty products are
+/// handled here (cuBLAS refuses a leading dimension of 0): nothing to write
+/// when m or n is 0, and C = beta · C, i.e. zeros or the bias already in C,
+/// when k is 0.
 bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
           const void *a, const void *b, void *c, float beta,
           std::string &error) {
+  cudaDataType type;
+  switch (dtype) {
+  case DType::F32: type = CUDA_R_32F; break;
+  case DType::F16: type = CUDA_R_16F; break;
+  case DType::BF16: type = CUDA_R_16BF; break;
+  default:
+    error = std::string("no CUDA GEMM on ") + dtypeName(dtype);
+    return false;
+  }
+  if (m == 0 || n == 0)
+    return true;
+  if (k == 0)
+    return beta != 0.0f ||
+           check(cudaMemset(c, 0, size_t(m) * size_t(n) * dtypeSize(dtype)),
+                 "zeroing an empty product", error);
+  constexpr int64_t kMaxBlasSize = 2147483647; // cuBLAS takes int sizes
+  if (m > kMaxBlasSize || n > kMaxBlasSize || k > kMaxBlasSize) {
+    error = "a GEMM of " + std::to_string(m) + "x" + std::to_string(k) +
+            " by " + std::to_string(k) + "x" + std::to_string(n) +
+            " exceeds cuBLAS's 32-bit sizes";
+    return false;
+  }
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ.
-  cudaDataType type = dtype == DType::F32   ? CUDA_R_32F
-                      : dtype == DType::F16 ? CUDA_R_16F
-                                            : CUDA_R_16BF;
   float alpha = 1.0f;
   return checkBlas(
       cublas().gemmEx(state().blas, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -75,17 +98,16 @@ bool runLinear(const KernelCall &call) {
   const std::vector<TensorView> &ops = call.ops;
   const TensorView &out = call.out;
   int64_t k = ops[0].shape.back(), cols = ops[1].shape[0];
-  int64_t rows = k ? countOf(ops[0].shape) / k : 0;
-  bool bias = ops.size() > 2;
+  int64_t rows = cols ? countOf(out.shape) / cols : 0;
+  bool bias = img::readAttrs<img::LinearAttrs>(call.attrs).hasBias != 0;
   if (bias) { // broadcast the bias into the result, then accumulate
     Layout layout = layoutOf(out.shape, {broadcastStrides(ops[2].shape, out.shape)});
     launchStridedCopy(call.grid, call.block, layout, call.n, 0,
                       static_cast<const uint8_t *>(ops[2].data),
                       static_cast<uint8_t *>(out.data), call.item);
   }
-  if (rows && cols &&
-      !gemm(true, rows, cols, k, out.dtype, ops[0].data, ops[1].data, out.data,
-            bias ? 1.0f : 0.0f, call.error))
+  if (!gemm(true, rows, cols, k, out.dtype, ops[0].data, ops[1].data,
+            out.data, bias ? 1.0f : 0.0f, call.error))
     return false;
   return launched(call.error);
 }
