@@ -80,7 +80,10 @@ struct State {
   void *arena = nullptr;
   void *staging = nullptr; // pinned
   size_t stagingBytes = 0;
-  int *errorFlag = nullptr; // device: set by index-checking kernels
+  // Device: the first failing position a kernel found (an out-of-range
+  // index, a division by zero), ~0 for none. Kernels lower it with
+  // atomicMin, so the position reported is the first, as on the CPU.
+  unsigned long long *errorAt = nullptr;
   cublasHandle_t blas = nullptr;
 };
 
@@ -96,8 +99,10 @@ bool checkBlas(cublasStatus_t status, std::string &error);
 /// (waits for it).
 bool launched(std::string &error);
 
-/// Whether a kernel since the last reset set state().errorFlag.
-bool errorFlagged();
+/// Before a checking kernel: no failure found yet.
+bool resetErrorAt(std::string &error);
+/// After it: the first failing position it found in `first`, or -1.
+bool readErrorAt(int64_t &first, std::string &error);
 
 //===----------------------------------------------------------------------===//
 // The kernel table (Dispatch.cpp)

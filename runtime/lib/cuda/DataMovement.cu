@@ -96,7 +96,7 @@ __global__ void iotaKernel(int64_t n, int dtype, int64_t stride, int64_t size,
 __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
                            int64_t picks, const uint8_t *x, const void *indices,
                            bool wide, bool negativeFromEnd, uint8_t *out,
-                           int item, int *errorFlag) {
+                           int item, unsigned long long *errorAt) {
   GRID_LOOP(e, outer * picks * inner) {
     int64_t k = e % inner, j = (e / inner) % picks, o = e / (inner * picks);
     int64_t index = wide ? static_cast<const int64_t *>(indices)[j]
@@ -104,7 +104,7 @@ __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
     if (index < 0 && negativeFromEnd)
       index += size;
     if (index < 0 || index >= size) {
-      *errorFlag = 1;
+      atomicMin(errorAt, (unsigned long long)j);
       continue;
     }
     for (int b = 0; b < item; ++b)
@@ -198,23 +198,38 @@ bool runStrided(const KernelCall &call) {
 }
 
 /// One 2-D copy per input: its rows of (part × inner) elements into the
-/// result's rows of (size × inner).
+/// result's rows of (size × inner). cudaMemcpy2D takes pitches below 2^31
+/// bytes; rows longer than that (a concat of tensors over 2 GiB) are
+/// copied one by one, and a single row in one copy.
 bool runConcat(const KernelCall &call) {
   const TensorView &out = call.out;
   int64_t axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
-  int item = call.item;
+  int64_t item = call.item;
   int64_t outer, size, inner;
   splitAt(out.shape, axis, outer, size, inner);
+  constexpr int64_t kMaxPitch = 2147483647;
   int64_t offset = 0;
   for (const TensorView &input : call.ops) {
     int64_t part = input.shape[axis];
-    if (!check(cudaMemcpy2D(static_cast<uint8_t *>(out.data) + offset * inner * item,
-                            size * inner * item, input.data,
-                            part * inner * item, part * inner * item, outer,
+    int64_t width = part * inner * item, pitch = size * inner * item;
+    uint8_t *dst = static_cast<uint8_t *>(out.data) + offset * inner * item;
+    const uint8_t *src = static_cast<const uint8_t *>(input.data);
+    offset += part;
+    if (width == 0 || outer == 0)
+      continue;
+    if (outer == 1 || pitch > kMaxPitch) {
+      for (int64_t row = 0; row < outer; ++row)
+        if (!check(cudaMemcpy(dst + row * pitch, src + row * width,
+                              size_t(width), cudaMemcpyDeviceToDevice),
+                   "concat copy", call.error))
+          return false;
+      continue;
+    }
+    if (!check(cudaMemcpy2D(dst, size_t(pitch), src, size_t(width),
+                            size_t(width), size_t(outer),
                             cudaMemcpyDeviceToDevice),
                "concat copy", call.error))
       return false;
-    offset += part;
   }
   return true;
 }
@@ -229,22 +244,37 @@ bool runTake(const KernelCall &call) {
   int64_t outer, size, inner;
   splitAt(ops[0].shape, axis, outer, size, inner);
   int64_t picks = countOf(ops[1].shape);
-  int *errorFlag = state().errorFlag;
-  cudaMemset(errorFlag, 0, sizeof(int));
+  if (!resetErrorAt(call.error))
+    return false;
+  bool wide = ops[1].dtype == DType::I64;
   takeKernel<<<call.grid, call.block>>>(outer, size, inner, picks,
-      static_cast<const uint8_t *>(ops[0].data), ops[1].data,
-      ops[1].dtype == DType::I64, kind == img::kGather,
-      static_cast<uint8_t *>(call.out.data), call.item, errorFlag);
-  if (!launched(call.error))
+      static_cast<const uint8_t *>(ops[0].data), ops[1].data, wide,
+      kind == img::kGather, static_cast<uint8_t *>(call.out.data), call.item,
+      state().errorAt);
+  int64_t first = -1;
+  if (!launched(call.error) || !readErrorAt(first, call.error))
     return false;
-  if (errorFlagged()) {
-    call.error = std::string("an index is out of range ") +
-                 (kind == img::kGather ? "[-" + std::to_string(size) + ", "
-                                       : std::string("[0, ")) +
-                 std::to_string(size) + ")";
-    return false;
+  if (first < 0)
+    return true;
+  // The first index out of range, named as the CPU names it.
+  int64_t given = 0;
+  if (wide) {
+    if (!toHost(&given, static_cast<const int64_t *>(ops[1].data) + first,
+                sizeof(given), call.error))
+      return false;
+  } else {
+    int32_t narrow = 0;
+    if (!toHost(&narrow, static_cast<const int32_t *>(ops[1].data) + first,
+                sizeof(narrow), call.error))
+      return false;
+    given = narrow;
   }
-  return true;
+  call.error = std::string(kind == img::kGather ? "gather" : "embedding") +
+               ": index " + std::to_string(given) + " is out of range " +
+               (kind == img::kGather ? "[-" + std::to_string(size) + ", "
+                                     : std::string("[0, ")) +
+               std::to_string(size) + ")";
+  return false;
 }
 
 } // namespace

@@ -138,10 +138,19 @@ bool cuda::launched(std::string &error) {
          check(cudaDeviceSynchronize(), "kernel", error);
 }
 
-bool cuda::errorFlagged() {
-  int flag = 0;
-  cudaMemcpy(&flag, theState.errorFlag, sizeof(int), cudaMemcpyDeviceToHost);
-  return flag != 0;
+bool cuda::resetErrorAt(std::string &error) {
+  return check(cudaMemset(theState.errorAt, 0xff, sizeof(*theState.errorAt)),
+               "resetting the error position", error);
+}
+
+bool cuda::readErrorAt(int64_t &first, std::string &error) {
+  unsigned long long at = ~0ULL;
+  if (!check(cudaMemcpy(&at, theState.errorAt, sizeof(at),
+                        cudaMemcpyDeviceToHost),
+             "reading the error position", error))
+    return false;
+  first = at == ~0ULL ? -1 : int64_t(at);
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -200,7 +209,8 @@ bool cuda::start(int64_t arenaBytes, std::string &error) {
   // what the arena can have: a plan near the card's memory then fails here,
   // naming the bytes, rather than in the first GEMM.
   if (!check(cudaSetDevice(0), "cudaSetDevice", error) ||
-      !check(cudaMalloc(&state.errorFlag, sizeof(int)), "cudaMalloc", error) ||
+      !check(cudaMalloc(&state.errorAt, sizeof(*state.errorAt)), "cudaMalloc",
+             error) ||
       !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error))
     return false;
   size_t freeBytes = 0, total = 0;
@@ -229,7 +239,7 @@ void cuda::stop() {
   if (state.staging)
     cudaFreeHost(state.staging);
   cudaFree(state.arena);
-  cudaFree(state.errorFlag);
+  cudaFree(state.errorAt);
   state = State();
 }
 

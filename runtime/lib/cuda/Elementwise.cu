@@ -38,10 +38,11 @@ __global__ void binaryFloat(int kind, Layout layout, int64_t n, const T *a,
   }
 }
 
-/// Integers wrap around; a division by zero sets *errorFlag.
+/// Integers wrap around; a division by zero records its position in
+/// *errorAt.
 template <typename T>
 __global__ void binaryInt(int kind, Layout layout, int64_t n, const T *a,
-                          const T *b, T *out, int *errorFlag) {
+                          const T *b, T *out, unsigned long long *errorAt) {
   GRID_LOOP(i, n) {
     int64_t o[2];
     offsetsOf(layout, i, 2, o);
@@ -54,7 +55,7 @@ __global__ void binaryInt(int kind, Layout layout, int64_t n, const T *a,
     case img::kDiv:
       r = divideInteger(x, y, byZero);
       if (byZero)
-        *errorFlag = 1;
+        atomicMin(errorAt, (unsigned long long)i);
       break;
     case img::kMaximum: r = x > y ? x : y; break;
     case img::kMinimum: r = x < y ? x : y; break;
@@ -119,19 +120,19 @@ bool runBinary(const KernelCall &call) {
   bool integer = dtype == DType::I64 || dtype == DType::I32;
   if (integer && kind == img::kPow)
     return call.unsupported();
-  int *errorFlag = state().errorFlag;
-  if (integer)
-    cudaMemset(errorFlag, 0, sizeof(int));
+  unsigned long long *errorAt = state().errorAt;
+  if (integer && !resetErrorAt(call.error))
+    return false;
   if (dtype == DType::I64)
     binaryInt<int64_t><<<grid, block>>>(int(kind), layout, n,
         static_cast<const int64_t *>(ops[0].data),
         static_cast<const int64_t *>(ops[1].data), static_cast<int64_t *>(out.data),
-        errorFlag);
+        errorAt);
   else if (dtype == DType::I32)
     binaryInt<int32_t><<<grid, block>>>(int(kind), layout, n,
         static_cast<const int32_t *>(ops[0].data),
         static_cast<const int32_t *>(ops[1].data), static_cast<int32_t *>(out.data),
-        errorFlag);
+        errorAt);
   else if (!withFloat(dtype, [&](auto t) {
              using T = decltype(t);
              binaryFloat<T><<<grid, block>>>(int(kind), layout, n,
@@ -141,7 +142,10 @@ bool runBinary(const KernelCall &call) {
     return call.unsupported();
   if (!launched(call.error))
     return false;
-  if (integer && errorFlagged()) {
+  int64_t first = -1;
+  if (integer && !readErrorAt(first, call.error))
+    return false;
+  if (first >= 0) {
     call.error = "integer division by zero";
     return false;
   }
