@@ -51,6 +51,11 @@ inline Layout layoutOf(const std::vector<int64_t> &out,
   return layout;
 }
 
+/// The size of each of the two pinned staging buffers: a copy of any size
+/// pins 2 x this, and the host's memcpy into one buffer overlaps the DMA
+/// out of the other.
+constexpr size_t kStagingChunk = size_t(16) << 20;
+
 /// GPU memory left free beside the arena for cuBLAS's workspaces (a GEMM
 /// may ask for tens of MiB) and the kernels' launches.
 constexpr int64_t kWorkspaceHeadroom = int64_t(256) << 20;
@@ -78,8 +83,10 @@ struct Cublas {
 
 struct State {
   void *arena = nullptr;
-  void *staging = nullptr; // pinned
-  size_t stagingBytes = 0;
+  // Two pinned buffers of kStagingChunk bytes that copies go through, and
+  // the events that say when the DMA out of (or into) each is done.
+  uint8_t *staging[2] = {nullptr, nullptr};
+  cudaEvent_t stagingDone[2] = {nullptr, nullptr};
   // Device: the first failing position a kernel found (an out-of-range
   // index, a division by zero), ~0 for none. Kernels lower it with
   // atomicMin, so the position reported is the first, as on the CPU.

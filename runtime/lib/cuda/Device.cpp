@@ -1,8 +1,9 @@
 //===- Device.cpp - the CUDA backend's GPU, memory and copies -------------===//
 //
 // The state of the CUDA backend: the one arena in device memory (allocated
-// at start), cuBLAS (opened then), the pinned staging buffer host copies go
-// through, and the flag index-checking kernels raise; and the checks every
+// at start), cuBLAS (opened then), the two pinned staging buffers host
+// copies go through in chunks, and the position checking kernels record a
+// failure at; and the checks every
 // kernel launch ends with. Host code only (the CUDA runtime's API): the
 // kernels are in the family files, their dispatch in Dispatch.cpp.
 //
@@ -54,29 +55,80 @@ bool loadCublas(std::string &error) {
   return true;
 }
 
-/// Copies go through a pinned staging buffer (grown on demand): pageable
-/// memory would make the driver stage them anyway, slower.
+/// The two pinned staging buffers and their events, made on first use.
+bool ensureStaging(std::string &error) {
+  State &state = theState;
+  for (int k = 0; k < 2; ++k) {
+    if (!state.staging[k] &&
+        !check(cudaMallocHost(reinterpret_cast<void **>(&state.staging[k]),
+                              kStagingChunk),
+               "pinned staging", error))
+      return false;
+    if (!state.stagingDone[k] &&
+        !check(cudaEventCreateWithFlags(&state.stagingDone[k],
+                                        cudaEventDisableTiming),
+               "staging event", error))
+      return false;
+  }
+  return true;
+}
+
+/// Copies go through two pinned buffers of kStagingChunk bytes, chunk by
+/// chunk: pageable memory would make the driver stage them anyway, slower,
+/// and a buffer the size of the copy would pin gigabytes for a large table.
+/// The host's memcpy of one chunk overlaps the DMA of the other. Both run
+/// on the default stream, after the kernels before them; the copy is
+/// complete when this returns.
 bool staged(void *dst, const void *src, size_t bytes, bool toDevice,
             std::string &error) {
-  State &state = theState;
-  if (bytes > state.stagingBytes) {
-    if (state.staging)
-      cudaFreeHost(state.staging);
-    state.staging = nullptr;
-    state.stagingBytes = 0;
-    if (!check(cudaMallocHost(&state.staging, bytes), "pinned staging", error))
-      return false;
-    state.stagingBytes = bytes;
-  }
-  if (toDevice) {
-    std::memcpy(state.staging, src, bytes);
-    return check(cudaMemcpy(dst, state.staging, bytes, cudaMemcpyHostToDevice),
-                 "host-to-device copy", error);
-  }
-  if (!check(cudaMemcpy(state.staging, src, bytes, cudaMemcpyDeviceToHost),
-             "device-to-host copy", error))
+  if (bytes == 0)
+    return true;
+  if (!ensureStaging(error))
     return false;
-  std::memcpy(dst, state.staging, bytes);
+  State &state = theState;
+  size_t chunks = (bytes + kStagingChunk - 1) / kStagingChunk;
+  auto span = [&](size_t i) {
+    return std::min(kStagingChunk, bytes - i * kStagingChunk);
+  };
+  auto *out = static_cast<uint8_t *>(dst);
+  const auto *in = static_cast<const uint8_t *>(src);
+  if (toDevice) {
+    for (size_t i = 0; i < chunks; ++i) {
+      int k = int(i % 2);
+      // The DMA that last read this buffer must be done before it is refilled.
+      if (i >= 2 && !check(cudaEventSynchronize(state.stagingDone[k]),
+                           "host-to-device copy", error))
+        return false;
+      std::memcpy(state.staging[k], in + i * kStagingChunk, span(i));
+      if (!check(cudaMemcpyAsync(out + i * kStagingChunk, state.staging[k],
+                                 span(i), cudaMemcpyHostToDevice, 0),
+                 "host-to-device copy", error) ||
+          !check(cudaEventRecord(state.stagingDone[k], 0),
+                 "host-to-device copy", error))
+        return false;
+    }
+    return check(cudaStreamSynchronize(0), "host-to-device copy", error);
+  }
+  // Device to host: the DMA of chunk i + 1 runs while chunk i is copied out.
+  auto fetch = [&](size_t i) {
+    int k = int(i % 2);
+    return check(cudaMemcpyAsync(state.staging[k], in + i * kStagingChunk,
+                                 span(i), cudaMemcpyDeviceToHost, 0),
+                 "device-to-host copy", error) &&
+           check(cudaEventRecord(state.stagingDone[k], 0),
+                 "device-to-host copy", error);
+  };
+  if (!fetch(0))
+    return false;
+  for (size_t i = 0; i < chunks; ++i) {
+    int k = int(i % 2);
+    if (i + 1 < chunks && !fetch(i + 1))
+      return false;
+    if (!check(cudaEventSynchronize(state.stagingDone[k]),
+               "device-to-host copy", error))
+      return false;
+    std::memcpy(out + i * kStagingChunk, state.staging[k], span(i));
+  }
   return true;
 }
 
@@ -236,8 +288,12 @@ void cuda::stop() {
   State &state = theState;
   if (state.blas)
     cublasApi.destroy(state.blas);
-  if (state.staging)
-    cudaFreeHost(state.staging);
+  for (int k = 0; k < 2; ++k) {
+    if (state.staging[k])
+      cudaFreeHost(state.staging[k]);
+    if (state.stagingDone[k])
+      cudaEventDestroy(state.stagingDone[k]);
+  }
   cudaFree(state.arena);
   cudaFree(state.errorAt);
   state = State();
