@@ -32,10 +32,11 @@ struct GpuCalibration {
 /// cost of dispatching one empty task to a thread pool, physical memory.
 ProcessorRates calibrateCpu(bool quick);
 
-/// Measures GPU 0 when there is one: cuBLAS GEMM in f32/f16/bf16, device
-/// copy bandwidth, empty-kernel launch overhead, and host/device copies
-/// (pageable and pinned, bandwidth from 256 MiB copies, latency from 4-byte
-/// ones).
+/// Measures GPU 0 when there is one: cuBLAS GEMM in f32/f16/bf16 on random
+/// matrices, device copy bandwidth, the cost of a launch and the synchronize
+/// the runtime issues after it, and host/device copies (plain cudaMemcpy of
+/// pageable memory; "pinned": the runtime's staged copies; bandwidth from
+/// 256 MiB copies, latency from 4-byte ones).
 GpuCalibration calibrateGpu(bool quick);
 
 } // namespace tandem_calibrate

@@ -1,6 +1,17 @@
 //===- GpuCalibration.cu - measuring GPU 0 and the PCIe link --------------===//
+//
+// Measures what the runtime's CUDA backend pays, the way it pays it: each
+// kernel launch followed by a device synchronize (the backend waits for
+// every op), host/device copies through the runtime's own staged path
+// (cuda::toDevice/toHost: pinned chunks from pageable memory) for the
+// profile's default link rates, GEMMs on random matrices (all-zero inputs
+// run faster than real ones on some GPUs), and copies from host memory that
+// has been written (an untouched buffer reads the shared zero page).
+//
+//===----------------------------------------------------------------------===//
 
 #include "Calibration.h"
+#include "CudaBackend.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -10,14 +21,13 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 
 using namespace tandem_calibrate;
 
 namespace {
-
-__global__ void emptyKernel() {}
 
 struct Failure {
   std::string what;
@@ -32,6 +42,30 @@ void check(cublasStatus_t status, const char *what) {
   if (status != CUBLAS_STATUS_SUCCESS)
     throw Failure{std::string(what) + ": cuBLAS status " +
                   std::to_string(int(status))};
+}
+
+__global__ void emptyKernel() {}
+
+/// Pseudo-random values in [-1, 1) (a hash of the index), in T.
+template <typename T> __global__ void fillRandom(T *data, size_t n) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(gridDim.x) * blockDim.x) {
+    uint32_t h = uint32_t(i) * 2654435761u;
+    h ^= h >> 16;
+    h *= 2246822519u;
+    h ^= h >> 13;
+    data[i] = T(float(h) / 2147483648.0f - 1.0f);
+  }
+}
+
+void fillRandom(void *data, cudaDataType type, size_t n) {
+  if (type == CUDA_R_32F)
+    fillRandom<<<1024, 256>>>(static_cast<float *>(data), n);
+  else if (type == CUDA_R_16F)
+    fillRandom<<<1024, 256>>>(static_cast<__half *>(data), n);
+  else
+    fillRandom<<<1024, 256>>>(static_cast<__nv_bfloat16 *>(data), n);
+  check(cudaGetLastError(), "fillRandom");
 }
 
 /// Seconds per call of `work` (enqueued `repeats` times, then synchronized).
@@ -59,8 +93,8 @@ double gemmRate(cublasHandle_t handle, cudaDataType type, int n) {
   check(cudaMalloc(&a, bytes), "cudaMalloc");
   check(cudaMalloc(&b, bytes), "cudaMalloc");
   check(cudaMalloc(&c, bytes), "cudaMalloc");
-  check(cudaMemset(a, 0, bytes), "cudaMemset");
-  check(cudaMemset(b, 0, bytes), "cudaMemset");
+  fillRandom(a, type, size_t(n) * n);
+  fillRandom(b, type, size_t(n) * n);
   float alpha = 1, beta = 0;
   double seconds = timeDevice(10, [&] {
     check(cublasGemmEx(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, a,
@@ -75,13 +109,23 @@ double gemmRate(cublasHandle_t handle, cudaDataType type, int n) {
 }
 
 /// A host-to-device or device-to-host copy: bandwidth from large copies,
-/// latency from tiny synchronous ones.
-LinkRates linkRates(void *host, void *device, size_t bytes, bool toDevice) {
+/// latency from tiny synchronous ones. With `staged`, through the runtime's
+/// own copies (tandem::rt::cuda::toDevice/toHost), else plain cudaMemcpy.
+LinkRates linkRates(void *host, void *device, size_t bytes, bool toDevice,
+                    bool staged) {
   cudaMemcpyKind kind = toDevice ? cudaMemcpyHostToDevice
                                  : cudaMemcpyDeviceToHost;
   void *dst = toDevice ? device : host, *src = toDevice ? host : device;
   auto copy = [&](size_t size) {
-    check(cudaMemcpy(dst, src, size, kind), "cudaMemcpy");
+    if (!staged) {
+      check(cudaMemcpy(dst, src, size, kind), "cudaMemcpy");
+      return;
+    }
+    std::string error;
+    bool ok = toDevice ? tandem::rt::cuda::toDevice(dst, src, size, error)
+                       : tandem::rt::cuda::toHost(dst, src, size, error);
+    if (!ok)
+      throw Failure{"the runtime's copy: " + error};
   };
   copy(bytes);
   auto time = [&](int repeats, size_t size) {
@@ -134,28 +178,37 @@ GpuCalibration tandem_calibrate::calibrateGpu(bool quick) {
             "cudaMemcpyAsync");
     });
     gpu.memoryBandwidth = 2.0 * bytes / copySeconds; // read and write
-    // Launch overhead: back-to-back empty kernels, host time per launch.
+    // The cost of one op beyond its work: a launch and the synchronize the
+    // backend issues after every op.
     int launches = quick ? 2000 : 20000;
     emptyKernel<<<1, 1>>>();
     check(cudaDeviceSynchronize(), "emptyKernel");
     auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < launches; ++i)
+    for (int i = 0; i < launches; ++i) {
       emptyKernel<<<1, 1>>>();
-    check(cudaDeviceSynchronize(), "emptyKernel");
+      check(cudaDeviceSynchronize(), "emptyKernel");
+    }
     gpu.dispatchUs = std::chrono::duration<double>(
                          std::chrono::steady_clock::now() - start)
                          .count() /
                      launches * 1e6;
 
+    // Host memory as a model's inputs and weights are: pageable, written.
     void *pageable = std::malloc(bytes);
-    void *pinned = nullptr;
-    check(cudaMallocHost(&pinned, bytes), "cudaMallocHost");
-    result.h2dPageable = linkRates(pageable, deviceA, bytes, true);
-    result.d2hPageable = linkRates(pageable, deviceA, bytes, false);
-    result.h2dPinned = linkRates(pinned, deviceA, bytes, true);
-    result.d2hPinned = linkRates(pinned, deviceA, bytes, false);
+    if (!pageable)
+      throw Failure{"out of host memory for the copy test"};
+    std::memset(pageable, 0x5a, bytes);
+    result.h2dPageable = linkRates(pageable, deviceA, bytes, true, false);
+    result.d2hPageable = linkRates(pageable, deviceA, bytes, false, false);
+    // The profile's default ("pinned") rates: the runtime's staged copies,
+    // pageable memory through its pinned buffers, as every transfer goes.
+    std::string error;
+    if (!tandem::rt::cuda::start(256, error))
+      throw Failure{"starting the runtime's CUDA backend: " + error};
+    result.h2dPinned = linkRates(pageable, deviceA, bytes, true, true);
+    result.d2hPinned = linkRates(pageable, deviceA, bytes, false, true);
+    tandem::rt::cuda::stop();
     std::free(pageable);
-    cudaFreeHost(pinned);
     cudaFree(deviceA);
     cudaFree(deviceB);
     result.present = true;

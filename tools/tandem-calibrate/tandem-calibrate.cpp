@@ -89,8 +89,10 @@ int main(int argc, char **argv) {
       profile.h2dPageable = toLink(gpu.h2dPageable);
       profile.d2hPinned = toLink(gpu.d2hPinned);
       profile.d2hPageable = toLink(gpu.d2hPageable);
-      how += "; GPU cuBLAS GEMM (f32, f16, bf16), device-to-device copies, "
-             "empty-kernel launches, host/device copies pageable and pinned";
+      how += "; GPU cuBLAS GEMM (f32, f16, bf16) on random matrices, "
+             "device-to-device copies, a launch plus the synchronize the "
+             "runtime issues per op, host/device copies (plain pageable, and "
+             "the runtime's staged copies as the pinned rates)";
     } else {
       llvm::errs() << "tandem-calibrate: no GPU measured: " << gpu.error
                    << "\n";
