@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <type_traits>
 #include <vector>
 
@@ -26,6 +27,36 @@
 #endif
 
 namespace tandem::rt {
+
+/// Merges adjacent dimensions that every operand walks as one (and drops
+/// dimensions of size 1), so that loops run long rows and index arithmetic
+/// has fewer dimensions: a dense elementwise op becomes one dimension.
+/// `strides` holds one stride list per operand (a C array or a vector of
+/// them), each as long as `shape`.
+template <typename StrideLists>
+void coalesce(std::vector<int64_t> &shape, StrideLists &strides) {
+  std::vector<int64_t> merged;
+  std::vector<std::vector<int64_t>> mergedStrides(std::size(strides));
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1)
+      continue;
+    bool joins = !merged.empty();
+    for (size_t k = 0; k < mergedStrides.size() && joins; ++k)
+      joins = mergedStrides[k].back() == strides[k][d] * shape[d];
+    if (joins) {
+      merged.back() *= shape[d];
+      for (size_t k = 0; k < mergedStrides.size(); ++k)
+        mergedStrides[k].back() = strides[k][d];
+      continue;
+    }
+    merged.push_back(shape[d]);
+    for (size_t k = 0; k < mergedStrides.size(); ++k)
+      mergedStrides[k].push_back(strides[k][d]);
+  }
+  shape = std::move(merged);
+  for (size_t k = 0; k < mergedStrides.size(); ++k)
+    strides[k] = std::move(mergedStrides[k]);
+}
 
 /// Threads per block of the CUDA kernels, and the most blocks a launch asks
 /// for (the kernels loop over the grid, so fewer blocks still cover all).

@@ -29,6 +29,34 @@ TEST(LayoutTest, LaunchesNeverHaveZeroBlocks) {
   EXPECT_EQ(launchBlocks(std::numeric_limits<int64_t>::max()), kMaxBlocks);
 }
 
+TEST(LayoutTest, CoalesceMergesWhatEveryOperandWalksAsOne) {
+  // Dense operands: one dimension (the CUDA kernels then index without a
+  // division per dimension).
+  std::vector<int64_t> shape = {2, 3, 4};
+  std::vector<std::vector<int64_t>> strides = {{12, 4, 1}, {12, 4, 1}};
+  coalesce(shape, strides);
+  EXPECT_EQ(shape, (std::vector<int64_t>{24}));
+  EXPECT_EQ(strides[1], (std::vector<int64_t>{1}));
+  // A row broadcast over the leading dimensions: two.
+  shape = {2, 3, 4};
+  strides = {{12, 4, 1}, {0, 0, 1}};
+  coalesce(shape, strides);
+  EXPECT_EQ(shape, (std::vector<int64_t>{6, 4}));
+  EXPECT_EQ(strides[0], (std::vector<int64_t>{4, 1}));
+  EXPECT_EQ(strides[1], (std::vector<int64_t>{0, 1}));
+  // A transpose keeps its dimensions; size-1 dimensions go.
+  shape = {3, 1, 2};
+  std::vector<int64_t> transposed[1] = {{1, 6, 3}};
+  coalesce(shape, transposed);
+  EXPECT_EQ(shape, (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(transposed[0], (std::vector<int64_t>{1, 3}));
+  // A scalar: no dimension at all.
+  shape = {1, 1};
+  strides = {{0, 0}};
+  coalesce(shape, strides);
+  EXPECT_TRUE(shape.empty());
+}
+
 TEST(LayoutTest, IntegerComparisonsAreExact) {
   // Through float, 16777217 == 16777216 (2^24 + 1 has no float).
   EXPECT_FALSE(comparePredicate<int64_t>(0, 16777217, 16777216));

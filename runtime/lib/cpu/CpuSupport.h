@@ -89,33 +89,6 @@ void forEachBroadcast(const std::vector<int64_t> &shape,
   }
 }
 
-/// Merges adjacent dimensions that every input walks as one (and drops
-/// dimensions of size 1), so that the loops below run long inner rows.
-template <size_t N>
-void coalesce(std::vector<int64_t> &shape, std::vector<int64_t> (&strides)[N]) {
-  std::vector<int64_t> merged;
-  std::vector<int64_t> mergedStrides[N];
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 1)
-      continue;
-    bool joins = !merged.empty();
-    for (size_t k = 0; k < N && joins; ++k)
-      joins = mergedStrides[k].back() == strides[k][d] * shape[d];
-    if (joins) {
-      merged.back() *= shape[d];
-      for (size_t k = 0; k < N; ++k)
-        mergedStrides[k].back() = strides[k][d];
-      continue;
-    }
-    merged.push_back(shape[d]);
-    for (size_t k = 0; k < N; ++k)
-      mergedStrides[k].push_back(strides[k][d]);
-  }
-  shape = std::move(merged);
-  for (size_t k = 0; k < N; ++k)
-    strides[k] = std::move(mergedStrides[k]);
-}
-
 /// Calls run(outIndex, inputOffsets, length, inputStrides) once per row of
 /// the (coalesced) last dimension: the row's `length` elements start at
 /// outIndex in the dense output and at inputOffsets[k] in input k, which

@@ -39,8 +39,12 @@ struct Layout {
   int64_t strides[3][kMaxRank] = {}; // per operand, in elements
 };
 
-inline Layout layoutOf(const std::vector<int64_t> &out,
-                       const std::vector<std::vector<int64_t>> &operandStrides) {
+/// The result's shape and each operand's strides, with the dimensions
+/// every operand walks as one merged (Layout.h's coalesce): a dense
+/// elementwise op indexes one dimension, a broadcast row two.
+inline Layout layoutOf(std::vector<int64_t> out,
+                       std::vector<std::vector<int64_t>> operandStrides) {
+  coalesce(out, operandStrides);
   Layout layout;
   layout.rank = int(out.size());
   for (int d = 0; d < layout.rank; ++d) {
