@@ -47,8 +47,11 @@ bool loadCublas(std::string &error) {
       dlsym(library, "cublasDestroy_v2"));
   api.gemmEx =
       reinterpret_cast<decltype(api.gemmEx)>(dlsym(library, "cublasGemmEx"));
-  if (!api.create || !api.destroy || !api.gemmEx) {
-    error = name + " lacks cublasCreate_v2, cublasDestroy_v2 or cublasGemmEx";
+  api.gemmStridedBatchedEx = reinterpret_cast<decltype(api.gemmStridedBatchedEx)>(
+      dlsym(library, "cublasGemmStridedBatchedEx"));
+  if (!api.create || !api.destroy || !api.gemmEx || !api.gemmStridedBatchedEx) {
+    error = name + " lacks cublasCreate_v2, cublasDestroy_v2, cublasGemmEx or "
+                   "cublasGemmStridedBatchedEx";
     return false;
   }
   cublasApi = api;

@@ -1,7 +1,9 @@
 //===- Gemm.cu - matmul and linear on the GPU through cuBLAS --------------===//
 //
 // The Gemm family of OpKinds.def on the GPU: cuBLAS's GemmEx (f32, f16,
-// bf16; f32 accumulation), one call per batch of a broadcast matmul. No
+// bf16; f32 accumulation); a batched matmul is one strided batched GEMM
+// when each operand is batched in order or shared by every batch, else one
+// call per batch. No
 // kernel of ours: linear's bias is broadcast into the result with
 // DataMovement.cu's strided copy before the GEMM accumulates onto it.
 //
@@ -17,13 +19,16 @@ namespace img = tandem::image;
 
 namespace {
 
-/// C (m x n) = A (m x k) · op(B) + beta · C, row-major. Empty products are
-/// handled here (cuBLAS refuses a leading dimension of 0): nothing to write
-/// when m or n is 0, and C = beta · C, i.e. zeros or the bias already in C,
-/// when k is 0.
+/// `batches` products C_i (m x n) = A_i (m x k) · op(B_i) + beta · C_i,
+/// row-major, A_i at a + i·strideA elements (0: one A for every batch), the
+/// same for B, C_i at c + i·m·n: one cuBLAS call. Empty products are handled
+/// here (cuBLAS refuses a leading dimension of 0): nothing to write when m
+/// or n is 0, and C = beta · C, i.e. zeros or the bias already in C, when k
+/// is 0.
 bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
           const void *a, const void *b, void *c, float beta,
-          std::string &error) {
+          std::string &error, int64_t batches = 1, int64_t strideA = 0,
+          int64_t strideB = 0) {
   cudaDataType type;
   switch (dtype) {
   case DType::F32: type = CUDA_R_32F; break;
@@ -33,14 +38,16 @@ bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
     error = std::string("no CUDA GEMM on ") + dtypeName(dtype);
     return false;
   }
-  if (m == 0 || n == 0)
+  if (m == 0 || n == 0 || batches == 0)
     return true;
   if (k == 0)
     return beta != 0.0f ||
-           check(cudaMemset(c, 0, size_t(m) * size_t(n) * dtypeSize(dtype)),
+           check(cudaMemset(c, 0, size_t(batches) * size_t(m) * size_t(n) *
+                                      dtypeSize(dtype)),
                  "zeroing an empty product", error);
   constexpr int64_t kMaxBlasSize = 2147483647; // cuBLAS takes int sizes
-  if (m > kMaxBlasSize || n > kMaxBlasSize || k > kMaxBlasSize) {
+  if (m > kMaxBlasSize || n > kMaxBlasSize || k > kMaxBlasSize ||
+      batches > kMaxBlasSize) {
     error = "a GEMM of " + std::to_string(m) + "x" + std::to_string(k) +
             " by " + std::to_string(k) + "x" + std::to_string(n) +
             " exceeds cuBLAS's 32-bit sizes";
@@ -48,12 +55,37 @@ bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
   }
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ.
   float alpha = 1.0f;
-  return checkBlas(
-      cublas().gemmEx(state().blas, transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
-                      CUBLAS_OP_N, int(n), int(m), int(k), &alpha, b, type,
-                      transposeB ? int(k) : int(n), a, type, int(k), &beta, c,
-                      type, int(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-      error);
+  cublasOperation_t opB = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int ldb = transposeB ? int(k) : int(n);
+  if (batches == 1)
+    return checkBlas(cublas().gemmEx(state().blas, opB, CUBLAS_OP_N, int(n),
+                                     int(m), int(k), &alpha, b, type, ldb, a,
+                                     type, int(k), &beta, c, type, int(n),
+                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                     error);
+  return checkBlas(cublas().gemmStridedBatchedEx(
+                       state().blas, opB, CUBLAS_OP_N, int(n), int(m), int(k),
+                       &alpha, b, type, ldb, strideB, a, type, int(k), strideA,
+                       &beta, c, type, int(n), m * n, int(batches),
+                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                   error);
+}
+
+/// The batch stride of an operand whose batch dimensions broadcast to
+/// `batch` with element strides `strides` (in units of whole matrices): 0
+/// when one matrix serves every batch, 1 when each batch has its own, in
+/// order; -1 otherwise (a partial broadcast, one GEMM per batch).
+int64_t uniformBatchStride(const std::vector<int64_t> &strides,
+                           const std::vector<int64_t> &batch) {
+  bool none = true, dense = true;
+  std::vector<int64_t> rowMajor = rowMajorStrides(batch);
+  for (size_t d = 0; d < batch.size(); ++d) {
+    if (batch[d] == 1)
+      continue;
+    none &= strides[d] == 0;
+    dense &= strides[d] == rowMajor[d];
+  }
+  return none ? 0 : dense ? 1 : -1;
 }
 
 /// Batched over the broadcast leading dimensions, one GEMM per batch.
@@ -70,6 +102,16 @@ bool runMatmul(const KernelCall &call) {
   std::vector<int64_t> sa = broadcastStrides(aBatch, batch),
                        sb = broadcastStrides(bBatch, batch);
   int64_t batches = countOf(batch);
+  // Both operands batched in order or shared by every batch: one strided
+  // batched GEMM. Otherwise one GEMM per batch.
+  int64_t uniformA = uniformBatchStride(sa, batch),
+          uniformB = uniformBatchStride(sb, batch);
+  if (uniformA >= 0 && uniformB >= 0) {
+    if (!gemm(false, m, cols, k, dtype, ops[0].data, ops[1].data, out.data,
+              0.0f, call.error, batches, uniformA * m * k, uniformB * k * cols))
+      return false;
+    return launched(call.error);
+  }
   std::vector<int64_t> index(batch.size(), 0);
   size_t width = dtypeSize(dtype);
   for (int64_t i = 0; i < batches; ++i) {
