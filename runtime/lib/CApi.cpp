@@ -43,6 +43,7 @@ static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
   std::string message;
   if (!setUp(*rt, message)) {
     setError(error, errorSize, message);
+    tearDown(*rt); // what setUp allocated before it failed (the CPU arena)
     return nullptr;
   }
   rt->inputData.resize(rt->image.inputs.size());

@@ -412,6 +412,22 @@ case("reduce_sum keeps the small terms", [cancel[None, :]],
      "  %r = tandem.reduce_sum %a0 {axes = array<i64: 1>} : tensor<1x102xf32> -> tensor<1xf32>",
      "tensor<1xf32>",
      lambda v: v.astype(np.float64).sum(1).astype(np.float32))
+# Empty products: k = 0 gives zeros, or the bias (BLAS refuses a leading
+# dimension of 0 and writes nothing, which left the result uninitialized).
+case("matmul with k = 0", [np.zeros((2, 3, 0), np.float32), np.zeros((0, 4), np.float32)],
+     "  %r = tandem.matmul %a0, %a1 : (tensor<2x3x0xf32>, tensor<0x4xf32>) -> tensor<2x3x4xf32>",
+     "tensor<2x3x4xf32>", lambda a, b: np.zeros((2, 3, 4), np.float32))
+case("linear with k = 0", [np.zeros((3, 0), np.float32), np.zeros((4, 0), np.float32),
+                           np.array([1, 2, 3, 4], np.float32)],
+     "  %r = tandem.linear %a0, %a1, %a2 : (tensor<3x0xf32>, tensor<4x0xf32>, tensor<4xf32>) -> tensor<3x4xf32>",
+     "tensor<3x4xf32>", lambda x, w, b: np.broadcast_to(b, (3, 4)).copy())
+case("linear with k = 0, no bias", [np.zeros((3, 0), np.float32), np.zeros((4, 0), np.float32)],
+     "  %r = tandem.linear %a0, %a1 : (tensor<3x0xf32>, tensor<4x0xf32>) -> tensor<3x4xf32>",
+     "tensor<3x4xf32>", lambda x, w: np.zeros((3, 4), np.float32))
+case("gather from empty rows checks its indices",
+     [np.zeros((0, 5), np.float32), np.array([0, 2], np.int64)],
+     "  %r = tandem.gather %a0, %a1 {axis = 1 : i64} : (tensor<0x5xf32>, tensor<2xi64>) -> tensor<0x2xf32>",
+     "tensor<0x2xf32>", lambda x, i: np.zeros((0, 2), np.float32))
 nan_row = np.array([[nan, 1.0, 2.0], [3.0, 4.0, 0.0]], np.float32)
 case("l2_normalize of a NaN row", [nan_row],
      "  %r = tandem.l2_normalize %a0 {axis = 1 : i64} : tensor<2x3xf32>",

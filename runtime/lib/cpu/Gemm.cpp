@@ -9,6 +9,7 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cstring>
 
 using namespace tandem::rt;
@@ -27,6 +28,14 @@ void matmulF32(const TensorView &a, const TensorView &b, const TensorView &out) 
   const float *x = static_cast<const float *>(a.data);
   const float *y = static_cast<const float *>(b.data);
   float *z = static_cast<float *>(out.data);
+  // An empty product is zeros (BLAS refuses a leading dimension of 0 and
+  // writes nothing).
+  if (k == 0) {
+    std::fill(z, z + countOf(out.shape), 0.0f);
+    return;
+  }
+  if (m == 0 || n == 0)
+    return;
   forEachBroadcast(batch, strides, [&](uint64_t i, const int64_t *o) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f,
                 x + o[0] * m * k, k, y + o[1] * k * n, n, 0.0f, z + i * m * n,
@@ -37,12 +46,14 @@ void matmulF32(const TensorView &a, const TensorView &b, const TensorView &out) 
 void linearF32(const TensorView &x, const TensorView &w, const TensorView *b,
                const TensorView &out) {
   int64_t k = x.shape.back(), n = w.shape[0];
-  int64_t rows = k ? countOf(x.shape) / k : 0;
+  int64_t rows = n ? countOf(out.shape) / n : 0;
   float *z = static_cast<float *>(out.data);
   if (b)
     for (int64_t r = 0; r < rows; ++r)
       std::memcpy(z + r * n, b->data, n * sizeof(float));
-  if (rows && n)
+  else if (k == 0) // an empty product: zeros
+    std::fill(z, z + rows * n, 0.0f);
+  if (rows && n && k)
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, n, k, 1.0f,
                 static_cast<const float *>(x.data), k,
                 static_cast<const float *>(w.data), k, b ? 1.0f : 0.0f, z, n);

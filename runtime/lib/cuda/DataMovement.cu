@@ -91,22 +91,38 @@ __global__ void iotaKernel(int64_t n, int dtype, int64_t stride, int64_t size,
   GRID_LOOP(i, n) { storeAny(dtype, out, i, double((i / stride) % size)); }
 }
 
-/// As the CPU's takeRows: a negative index counts from the end only where
-/// `negativeFromEnd` (gather, not embedding).
+/// Index j of `indices` as a row of a dimension of `size`, or -1 if out of
+/// range. As the CPU's takeRows: a negative index counts from the end only
+/// where `negativeFromEnd` (gather, not embedding).
+__device__ inline int64_t rowOf(const void *indices, bool wide, int64_t j,
+                                bool negativeFromEnd, int64_t size) {
+  int64_t index = wide ? static_cast<const int64_t *>(indices)[j]
+                       : static_cast<const int32_t *>(indices)[j];
+  if (index < 0 && negativeFromEnd)
+    index += size;
+  return index < 0 || index >= size ? -1 : index;
+}
+
+/// Every index checked, even when there is nothing to copy (an empty row),
+/// as the CPU does: the first one out of range is recorded.
+__global__ void checkIndices(int64_t picks, const void *indices, bool wide,
+                             bool negativeFromEnd, int64_t size,
+                             unsigned long long *errorAt) {
+  GRID_LOOP(j, picks) {
+    if (rowOf(indices, wide, j, negativeFromEnd, size) < 0)
+      atomicMin(errorAt, (unsigned long long)j);
+  }
+}
+
 __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
                            int64_t picks, const uint8_t *x, const void *indices,
                            bool wide, bool negativeFromEnd, uint8_t *out,
-                           int item, unsigned long long *errorAt) {
+                           int item) {
   GRID_LOOP(e, outer * picks * inner) {
     int64_t k = e % inner, j = (e / inner) % picks, o = e / (inner * picks);
-    int64_t index = wide ? static_cast<const int64_t *>(indices)[j]
-                         : static_cast<const int32_t *>(indices)[j];
-    if (index < 0 && negativeFromEnd)
-      index += size;
-    if (index < 0 || index >= size) {
-      atomicMin(errorAt, (unsigned long long)j);
-      continue;
-    }
+    int64_t index = rowOf(indices, wide, j, negativeFromEnd, size);
+    if (index < 0)
+      continue; // checkIndices has recorded it
     for (int b = 0; b < item; ++b)
       out[e * item + b] = x[((o * size + index) * inner + k) * item + b];
   }
@@ -247,10 +263,11 @@ bool runTake(const KernelCall &call) {
   if (!resetErrorAt(call.error))
     return false;
   bool wide = ops[1].dtype == DType::I64;
+  checkIndices<<<blocksFor(picks), call.block>>>(picks, ops[1].data, wide,
+      kind == img::kGather, size, state().errorAt);
   takeKernel<<<call.grid, call.block>>>(outer, size, inner, picks,
       static_cast<const uint8_t *>(ops[0].data), ops[1].data, wide,
-      kind == img::kGather, static_cast<uint8_t *>(call.out.data), call.item,
-      state().errorAt);
+      kind == img::kGather, static_cast<uint8_t *>(call.out.data), call.item);
   int64_t first = -1;
   if (!launched(call.error) || !readErrorAt(first, call.error))
     return false;

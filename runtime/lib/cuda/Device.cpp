@@ -82,8 +82,21 @@ bool ensureStaging(std::string &error) {
 /// The host's memcpy of one chunk overlaps the DMA of the other. Both run
 /// on the default stream, after the kernels before them; the copy is
 /// complete when this returns.
+bool stagedCopy(void *dst, const void *src, size_t bytes, bool toDevice,
+                std::string &error);
+
+/// A staged copy that, when it fails partway, still waits for the DMAs it
+/// started: the next copy must not refill a buffer one of them still reads.
 bool staged(void *dst, const void *src, size_t bytes, bool toDevice,
             std::string &error) {
+  if (stagedCopy(dst, src, bytes, toDevice, error))
+    return true;
+  cudaStreamSynchronize(0);
+  return false;
+}
+
+bool stagedCopy(void *dst, const void *src, size_t bytes, bool toDevice,
+                std::string &error) {
   if (bytes == 0)
     return true;
   if (!ensureStaging(error))
@@ -258,7 +271,16 @@ std::string cuda::describeDevices() {
   return text;
 }
 
+static bool startBackend(int64_t arenaBytes, std::string &error);
+
 bool cuda::start(int64_t arenaBytes, std::string &error) {
+  if (startBackend(arenaBytes, error))
+    return true;
+  stop(); // a failed start leaves nothing allocated
+  return false;
+}
+
+static bool startBackend(int64_t arenaBytes, std::string &error) {
   State &state = theState;
   // cuBLAS and the context take their memory first, so that what is left is
   // what the arena can have: a plan near the card's memory then fails here,

@@ -38,11 +38,15 @@ template <typename T> __device__ inline Accumulator<T> widen(T v) {
     return double(toFloat(v));
 }
 
+/// The accumulator rounded once to T (not through float: a double rounded
+/// to float and then to f16 can land an ulp off).
 template <typename T> __device__ inline T narrow(Accumulator<T> v) {
-  if constexpr (std::is_integral_v<T>)
-    return T(v);
+  if constexpr (std::is_same_v<T, __half>)
+    return __double2half(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>)
+    return __double2bfloat16(v);
   else
-    return fromFloat<T>(float(v));
+    return T(v);
 }
 
 template <typename T>
@@ -83,7 +87,11 @@ __global__ void reduceKernel(int kind, ReduceArgs a, int64_t outputs,
       else
         acc += v;
     }
-    if constexpr (!integral) {
+    if constexpr (integral) {
+      // As the CPU: truncating division; an empty axis has no mean.
+      if (kind == img::kReduceMean)
+        acc = a.perOutput ? acc / a.perOutput : INT64_MIN;
+    } else {
       if (kind == img::kReduceMean)
         acc = a.perOutput ? acc / Acc(a.perOutput) : Acc(NAN);
       if (nan && (isMax || isMin))
