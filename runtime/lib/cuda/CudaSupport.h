@@ -169,8 +169,8 @@ void registerReduceKernels(CudaKernelTable &table);
 /// Launches DataMovement.cu's strided copy on the current stream (without
 /// waiting): out[i] = src[base + Σ index·stride] for the n elements of
 /// `item` bytes, operand 0's strides in `layout`. Linear broadcasts its bias
-/// with it.
-void launchStridedCopy(dim3 grid, dim3 block, const Layout &layout, int64_t n,
+/// with it. False for an element size other than 1, 2, 4 or 8 bytes.
+bool launchStridedCopy(dim3 grid, dim3 block, const Layout &layout, int64_t n,
                        int64_t base, const uint8_t *src, uint8_t *out,
                        int item);
 

@@ -20,28 +20,38 @@ namespace img = tandem::image;
 
 namespace {
 
-/// out[i] = src[base + Σ index·stride] for elements of `item` bytes;
-/// operand 0's strides in `layout`.
+/// Data movement copies whole elements as one word of their size (W is an
+/// unsigned integer of 1, 2, 4 or 8 bytes; buffers are aligned to their
+/// element size), not byte by byte.
+template <typename F> bool withWord(int item, F launch) {
+  switch (item) {
+  case 1: launch(uint8_t()); return true;
+  case 2: launch(uint16_t()); return true;
+  case 4: launch(uint32_t()); return true;
+  case 8: launch(uint64_t()); return true;
+  default: return false;
+  }
+}
+
+/// out[i] = src[base + Σ index·stride]; operand 0's strides in `layout`.
+template <typename W>
 __global__ void stridedCopy(Layout layout, int64_t n, int64_t base,
-                            const uint8_t *src, uint8_t *out, int item) {
+                            const W *src, W *out) {
   GRID_LOOP(i, n) {
     int64_t o[1];
     offsetsOf(layout, i, 1, o);
-    for (int b = 0; b < item; ++b)
-      out[i * item + b] = src[(base + o[0]) * item + b];
+    out[i] = src[base + o[0]];
   }
 }
 
 /// Operand 0 (the condition), 1 and 2's strides in `layout`.
+template <typename W>
 __global__ void selectKernel(Layout layout, int64_t n, const uint8_t *cond,
-                             const uint8_t *a, const uint8_t *b, uint8_t *out,
-                             int item) {
+                             const W *a, const W *b, W *out) {
   GRID_LOOP(i, n) {
     int64_t o[3];
     offsetsOf(layout, i, 3, o);
-    const uint8_t *from = cond[o[0]] ? a + o[1] * item : b + o[2] * item;
-    for (int k = 0; k < item; ++k)
-      out[i * item + k] = from[k];
+    out[i] = cond[o[0]] ? a[o[1]] : b[o[2]];
   }
 }
 
@@ -114,17 +124,16 @@ __global__ void checkIndices(int64_t picks, const void *indices, bool wide,
   }
 }
 
+template <typename W>
 __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
-                           int64_t picks, const uint8_t *x, const void *indices,
-                           bool wide, bool negativeFromEnd, uint8_t *out,
-                           int item) {
+                           int64_t picks, const W *x, const void *indices,
+                           bool wide, bool negativeFromEnd, W *out) {
   GRID_LOOP(e, outer * picks * inner) {
     int64_t k = e % inner, j = (e / inner) % picks, o = e / (inner * picks);
     int64_t index = rowOf(indices, wide, j, negativeFromEnd, size);
     if (index < 0)
       continue; // checkIndices has recorded it
-    for (int b = 0; b < item; ++b)
-      out[e * item + b] = x[((o * size + index) * inner + k) * item + b];
+    out[e] = x[(o * size + index) * inner + k];
   }
 }
 
@@ -170,11 +179,14 @@ bool runSelect(const KernelCall &call) {
   Layout layout = layoutOf(out.shape, {broadcastStrides(ops[0].shape, out.shape),
                                        broadcastStrides(ops[1].shape, out.shape),
                                        broadcastStrides(ops[2].shape, out.shape)});
-  selectKernel<<<call.grid, call.block>>>(layout, call.n,
-      static_cast<const uint8_t *>(ops[0].data),
-      static_cast<const uint8_t *>(ops[1].data),
-      static_cast<const uint8_t *>(ops[2].data),
-      static_cast<uint8_t *>(out.data), call.item);
+  if (!withWord(call.item, [&](auto w) {
+        using W = decltype(w);
+        selectKernel<W><<<call.grid, call.block>>>(layout, call.n,
+            static_cast<const uint8_t *>(ops[0].data),
+            static_cast<const W *>(ops[1].data),
+            static_cast<const W *>(ops[2].data), static_cast<W *>(out.data));
+      }))
+    return call.unsupported();
   return launched(call.error);
 }
 
@@ -205,11 +217,10 @@ bool runStrided(const KernelCall &call) {
                                   ops[0].shape[d] - out.shape[d]) * in[d];
     strides = in;
   }
-  stridedCopy<<<call.grid, call.block>>>(layoutOf(out.shape, {strides}),
-                                         call.n, base,
-                                         static_cast<const uint8_t *>(ops[0].data),
-                                         static_cast<uint8_t *>(out.data),
-                                         call.item);
+  if (!launchStridedCopy(call.grid, call.block, layoutOf(out.shape, {strides}),
+                         call.n, base, static_cast<const uint8_t *>(ops[0].data),
+                         static_cast<uint8_t *>(out.data), call.item))
+    return call.unsupported();
   return launched(call.error);
 }
 
@@ -265,9 +276,13 @@ bool runTake(const KernelCall &call) {
   bool wide = ops[1].dtype == DType::I64;
   checkIndices<<<blocksFor(picks), call.block>>>(picks, ops[1].data, wide,
       kind == img::kGather, size, state().errorAt);
-  takeKernel<<<call.grid, call.block>>>(outer, size, inner, picks,
-      static_cast<const uint8_t *>(ops[0].data), ops[1].data, wide,
-      kind == img::kGather, static_cast<uint8_t *>(call.out.data), call.item);
+  if (!withWord(call.item, [&](auto w) {
+        using W = decltype(w);
+        takeKernel<W><<<call.grid, call.block>>>(outer, size, inner, picks,
+            static_cast<const W *>(ops[0].data), ops[1].data, wide,
+            kind == img::kGather, static_cast<W *>(call.out.data));
+      }))
+    return call.unsupported();
   int64_t first = -1;
   if (!launched(call.error) || !readErrorAt(first, call.error))
     return false;
@@ -296,10 +311,15 @@ bool runTake(const KernelCall &call) {
 
 } // namespace
 
-void cuda::launchStridedCopy(dim3 grid, dim3 block, const Layout &layout,
+bool cuda::launchStridedCopy(dim3 grid, dim3 block, const Layout &layout,
                              int64_t n, int64_t base, const uint8_t *src,
                              uint8_t *out, int item) {
-  stridedCopy<<<grid, block>>>(layout, n, base, src, out, item);
+  return withWord(item, [&](auto w) {
+    using W = decltype(w);
+    stridedCopy<W><<<grid, block>>>(layout, n, base,
+                                    reinterpret_cast<const W *>(src),
+                                    reinterpret_cast<W *>(out));
+  });
 }
 
 void cuda::registerDataMovementKernels(CudaKernelTable &table) {

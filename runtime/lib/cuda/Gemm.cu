@@ -144,9 +144,10 @@ bool runLinear(const KernelCall &call) {
   bool bias = img::readAttrs<img::LinearAttrs>(call.attrs).hasBias != 0;
   if (bias) { // broadcast the bias into the result, then accumulate
     Layout layout = layoutOf(out.shape, {broadcastStrides(ops[2].shape, out.shape)});
-    launchStridedCopy(call.grid, call.block, layout, call.n, 0,
-                      static_cast<const uint8_t *>(ops[2].data),
-                      static_cast<uint8_t *>(out.data), call.item);
+    if (!launchStridedCopy(call.grid, call.block, layout, call.n, 0,
+                           static_cast<const uint8_t *>(ops[2].data),
+                           static_cast<uint8_t *>(out.data), call.item))
+      return call.unsupported();
   }
   if (!gemm(true, rows, cols, k, out.dtype, ops[0].data, ops[1].data,
             out.data, bias ? 1.0f : 0.0f, call.error))
