@@ -1,7 +1,8 @@
 //===- Norm.cu - CUDA kernels for normalizations --------------------------===//
 //
 // The Norm family of OpKinds.def on the GPU: batch_norm (inference, NCHW),
-// softmax, log_softmax and l2_normalize along an axis (a thread per row),
+// softmax and log_softmax along the last dimension (a block per row, warp
+// shuffles), along another axis and l2_normalize (a thread per row),
 // and layer_norm over the trailing dimensions (a thread per row), computing
 // in f32 for f32, f16 and bf16.
 //
@@ -67,6 +68,51 @@ __global__ void rowKernel(int mode, int64_t outer, int64_t size, int64_t inner,
   }
 }
 
+/// The max or the sum of `v` over the block, in every thread: shuffles
+/// within each warp, then the warps' partials through `shared` (one per
+/// warp; blockDim.x is a multiple of 32). Every thread of the block must
+/// call it.
+template <bool Max> __device__ float blockReduce(float v, float *shared) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    float other = __shfl_xor_sync(0xffffffffu, v, offset);
+    v = Max ? fmaxf(v, other) : v + other;
+  }
+  __syncthreads(); // the previous call's readers are done with `shared`
+  if (threadIdx.x % 32 == 0)
+    shared[threadIdx.x / 32] = v;
+  __syncthreads();
+  float result = shared[0];
+  for (int w = 1; w < int(blockDim.x / 32); ++w)
+    result = Max ? fmaxf(result, shared[w]) : result + shared[w];
+  return result;
+}
+
+/// Softmax (mode 0) or log_softmax (1) of contiguous rows (the axis is the
+/// last dimension): a block per row, its threads striding along it, so a
+/// long row is read by the whole block, coalesced, instead of one thread.
+template <typename T>
+__global__ void softmaxRowsKernel(int mode, int64_t rows, int64_t size,
+                                  const T *x, T *out) {
+  __shared__ float shared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *row = x + r * size;
+    T *dst = out + r * size;
+    float peak = -INFINITY;
+    for (int64_t k = threadIdx.x; k < size; k += blockDim.x)
+      peak = fmaxf(peak, toFloat(row[k]));
+    peak = blockReduce<true>(peak, shared);
+    float sum = 0;
+    for (int64_t k = threadIdx.x; k < size; k += blockDim.x)
+      sum += expf(toFloat(row[k]) - peak);
+    sum = blockReduce<false>(sum, shared);
+    for (int64_t k = threadIdx.x; k < size; k += blockDim.x) {
+      float shifted = toFloat(row[k]) - peak;
+      dst[k] = fromFloat<T>(mode == 1 ? shifted - logf(sum)
+                                      : expf(shifted) / sum);
+    }
+  }
+}
+
 template <typename T>
 __global__ void layerNormKernel(int64_t rows, int64_t cols, double epsilon,
                                 const T *x, const T *gamma, const T *beta,
@@ -126,11 +172,18 @@ bool runRows(const KernelCall &call) {
   int64_t outer, size, inner;
   splitAt(out.shape, axis, outer, size, inner);
   int mode = kind == img::kSoftmax ? 0 : kind == img::kLogSoftmax ? 1 : 2;
+  // Rows along the last dimension (attention's softmax): a block per row.
+  bool blockPerRow = mode != 2 && inner == 1;
   bool ok = withFloat(out.dtype, [&](auto t) {
     using T = decltype(t);
-    rowKernel<T><<<blocksFor(outer * inner), call.block>>>(mode, outer, size,
-        inner, epsilon, static_cast<const T *>(ops[0].data),
-        static_cast<T *>(out.data));
+    if (blockPerRow)
+      softmaxRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(outer, 1, kMaxBlocks))),
+                             call.block>>>(mode, outer, size,
+          static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
+    else
+      rowKernel<T><<<blocksFor(outer * inner), call.block>>>(mode, outer, size,
+          inner, epsilon, static_cast<const T *>(ops[0].data),
+          static_cast<T *>(out.data));
   });
   return ok ? launched(call.error) : call.unsupported();
 }
