@@ -3,7 +3,7 @@
 // The DataMovement family of OpKinds.def on the GPU: constants, fill, iota,
 // cast, select, the strided copies (transpose, slice, broadcast_to,
 // dynamic_slice), concat, and embedding/gather with their index check.
-// Elements of any size are copied byte by byte. Transfer is not here: the
+// Elements are copied as one word of their size. Transfer is not here: the
 // runtime does it with toDevice/toHost (Device.cpp); nor is shape, which
 // has no CUDA kernel.
 //

@@ -156,7 +156,10 @@ bool runBatchNorm(const KernelCall &call) {
   return ok ? launched(call.error) : call.unsupported();
 }
 
-/// Softmax, log_softmax, l2_normalize: rowKernel.
+/// Softmax and log_softmax of rows along the last dimension at least two
+/// warps long: softmaxRowsKernel; shorter rows, other axes and
+/// l2_normalize: rowKernel (a thread per row, which keeps short rows from
+/// leaving most of a block idle).
 bool runRows(const KernelCall &call) {
   const std::vector<TensorView> &ops = call.ops;
   const TensorView &out = call.out;
@@ -173,7 +176,7 @@ bool runRows(const KernelCall &call) {
   splitAt(out.shape, axis, outer, size, inner);
   int mode = kind == img::kSoftmax ? 0 : kind == img::kLogSoftmax ? 1 : 2;
   // Rows along the last dimension (attention's softmax): a block per row.
-  bool blockPerRow = mode != 2 && inner == 1;
+  bool blockPerRow = mode != 2 && inner == 1 && size >= 64;
   bool ok = withFloat(out.dtype, [&](auto t) {
     using T = decltype(t);
     if (blockPerRow)
