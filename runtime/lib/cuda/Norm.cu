@@ -1,10 +1,10 @@
 //===- Norm.cu - CUDA kernels for normalizations --------------------------===//
 //
-// The Norm family of OpKinds.def on the GPU: batch_norm (inference, NCHW),
-// softmax and log_softmax along the last dimension (a block per row, warp
-// shuffles), along another axis and l2_normalize (a thread per row),
-// and layer_norm over the trailing dimensions (a thread per row), computing
-// in f32 for f32, f16 and bf16.
+// The Norm family of OpKinds.def on the GPU: batch_norm (inference, NCHW);
+// softmax and log_softmax along the last dimension and layer_norm over the
+// trailing dimensions, a block per row (warp shuffles) for rows of 64 or
+// more; shorter rows, softmax along another axis and l2_normalize, a thread
+// per row. f32, f16 and bf16 compute in f32 (l2_normalize in double).
 //
 //===----------------------------------------------------------------------===//
 
@@ -113,6 +113,34 @@ __global__ void softmaxRowsKernel(int mode, int64_t rows, int64_t size,
   }
 }
 
+/// Layer norm of rows at least two warps long: a block per row, as
+/// softmaxRowsKernel, with the same statistics as layerNormKernel (f32 mean,
+/// then the f32 mean of squared deviations).
+template <typename T>
+__global__ void layerNormRowsKernel(int64_t rows, int64_t cols, double epsilon,
+                                    const T *x, const T *gamma, const T *beta,
+                                    T *out) {
+  __shared__ float shared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T *row = x + r * cols;
+    float sum = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+      sum += toFloat(row[c]);
+    float mean = blockReduce<false>(sum, shared) / float(cols);
+    float squares = 0;
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
+      float d = toFloat(row[c]) - mean;
+      squares += d * d;
+    }
+    float var = blockReduce<false>(squares, shared) / float(cols);
+    float scale = rsqrtf(var + float(epsilon));
+    for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+      out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - mean) * scale *
+                                           toFloat(gamma[c]) +
+                                       toFloat(beta[c]));
+  }
+}
+
 template <typename T>
 __global__ void layerNormKernel(int64_t rows, int64_t cols, double epsilon,
                                 const T *x, const T *gamma, const T *beta,
@@ -202,10 +230,17 @@ bool runLayerNorm(const KernelCall &call) {
   int64_t cols = rows ? call.n / rows : 0;
   bool ok = withFloat(out.dtype, [&](auto t) {
     using T = decltype(t);
-    layerNormKernel<T><<<blocksFor(rows), call.block>>>(rows, cols,
-        attrs.epsilon, static_cast<const T *>(ops[0].data),
-        static_cast<const T *>(ops[1].data),
-        static_cast<const T *>(ops[2].data), static_cast<T *>(out.data));
+    const T *x = static_cast<const T *>(ops[0].data);
+    const T *gamma = static_cast<const T *>(ops[1].data);
+    const T *beta = static_cast<const T *>(ops[2].data);
+    T *y = static_cast<T *>(out.data);
+    if (cols >= 64) // a block per row (a transformer's hidden size)
+      layerNormRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(rows, 1, kMaxBlocks))),
+                               call.block>>>(rows, cols, attrs.epsilon, x,
+                                             gamma, beta, y);
+    else
+      layerNormKernel<T><<<blocksFor(rows), call.block>>>(rows, cols,
+          attrs.epsilon, x, gamma, beta, y);
   });
   return ok ? launched(call.error) : call.unsupported();
 }
