@@ -83,7 +83,9 @@ for op, fn, data in [
         ("sigmoid", lambda v: 1 / (1 + np.exp(-v)), x),
         ("relu", lambda v: np.maximum(v, 0), x),
         ("gelu", lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2))), x),
-        ("silu", lambda v: v / (1 + np.exp(-v)), x)]:
+        ("silu", lambda v: v / (1 + np.exp(-v)), x),
+        ("floor", np.floor, x * 4), ("ceil", np.ceil, x * 4),
+        ("round", np.round, x * 4), ("trunc", np.trunc, x * 4)]:
     case(op, [data], f"  %r = tandem.{op} %a0 : tensor<3x5xf32>",
          "tensor<3x5xf32>", lambda v, fn=fn: fn(v).astype(np.float32))
 case("abs i64", [ia], "  %r = tandem.abs %a0 : tensor<5xi64>", "tensor<5xi64>",
@@ -331,7 +333,9 @@ with np.errstate(all="ignore"):
             # NumPy's maximum keeps NaN, as PyTorch's relu does.
             ("relu", lambda v: np.maximum(v, np.float32(0))),
             ("gelu", lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2)))),
-            ("silu", lambda v: v / (1 + np.exp(-v)))]:
+            ("silu", lambda v: v / (1 + np.exp(-v))),
+            ("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
+            ("trunc", np.trunc)]:
         case(f"{op} special values", [special],
              f"  %r = tandem.{op} %a0 : tensor<3x4xf32>", "tensor<3x4xf32>",
              lambda v, fn=fn: np.asarray(fn(v.astype(np.float64))).astype(np.float32))
@@ -373,6 +377,16 @@ case("max_pool2d special values", [pooled],
 case("avg_pool2d special values", [pooled],
      "  %r = tandem.avg_pool2d %a0 {kernel = array<i64: 2, 2>} : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>",
      "tensor<1x1x2x2xf32>", lambda v: pool_reference(v, 2, 2, 0, "avg"))
+
+
+# Rounding at the halves: to even, as torch.round and NumPy do.
+halves = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, -0.0, 1e30, -7.25],
+                  np.float32)
+for op, fn in [("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
+               ("trunc", np.trunc)]:
+    case(f"{op} at halves", [halves],
+         f"  %r = tandem.{op} %a0 : tensor<10xf32>", "tensor<10xf32>",
+         lambda v, fn=fn: fn(v))
 
 
 # Edges a GPU backend gets wrong when it computes like a graphics card:

@@ -29,6 +29,10 @@ def cases(x, img, ids, seq):
          + torch.sqrt(x.abs()) + torch.rsqrt(x.abs() + 1)),
         ("tanh/sigmoid/relu/gelu/silu", torch.tanh(x) + torch.sigmoid(x) + F.relu(x)
          + F.gelu(x) + F.gelu(x, approximate="tanh") + F.silu(x)),
+        # Integers are integral already: floor of an integer tensor is itself.
+        ("floor/ceil/round/trunc", torch.floor(x * 4) + torch.ceil(x * 4)
+         + torch.round(x * 4) + torch.trunc(x * 4)
+         + torch.floor(ids).sum().float()),
         ("hardtanh/relu6/clamp/hardsigmoid/hardswish/leaky_relu",
          F.hardtanh(x) + F.relu6(x * 4) + x.clamp(-0.5, 0.7) + x.clamp(min=0.1)
          + F.hardsigmoid(x) + F.hardswish(x) + F.leaky_relu(x, 0.2)),

@@ -121,6 +121,23 @@ for _overload, _name in [
     LOWERINGS[_overload] = unary(_name)
 
 
+def rounding(name):
+    """floor, ceil, round (halves to even) and trunc: integers are already
+    integral, so on an integer tensor they are the identity, as in PyTorch."""
+    def lower(cx, x, *unused):
+        out = cx.result_type()
+        if not out.is_float:
+            return x
+        return cx.emit(name, [cx.cast(x, out.element)], out)
+    return lower
+
+
+for _overload, _name in [
+        (aten.floor.default, "tandem.floor"), (aten.ceil.default, "tandem.ceil"),
+        (aten.round.default, "tandem.round"), (aten.trunc.default, "tandem.trunc")]:
+    LOWERINGS[_overload] = rounding(_name)
+
+
 @lowers(aten.gelu.default)
 def _gelu(cx, x, approximate="none"):
     out = cx.result_type()

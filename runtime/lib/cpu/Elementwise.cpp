@@ -145,6 +145,11 @@ bool unaryF32(int64_t kind, const TensorView &x, const TensorView &out) {
   case img::kRelu: unary<float>(x, out, [](float v) { return reluOf(v); }); return true;
   case img::kGelu: unary<float>(x, out, [](float v) { return 0.5f * v * (1.0f + std::erf(v * 0.70710678118654752f)); }, 40); return true;
   case img::kSilu: unary<float>(x, out, [](float v) { return v / (1.0f + std::exp(-v)); }, 40); return true;
+  case img::kFloor: unary<float>(x, out, [](float v) { return std::floor(v); }); return true;
+  case img::kCeil: unary<float>(x, out, [](float v) { return std::ceil(v); }); return true;
+  // nearbyint rounds halves to even in the default rounding mode.
+  case img::kRound: unary<float>(x, out, [](float v) { return std::nearbyint(v); }); return true;
+  case img::kTrunc: unary<float>(x, out, [](float v) { return std::trunc(v); }); return true;
   default:
     return false;
   }
@@ -229,7 +234,8 @@ void cpu::registerElementwiseKernels(CpuKernelTable &table) {
     table[kind] = binaryKernel;
   for (img::OpKind kind :
        {img::kNeg, img::kAbs, img::kExp, img::kLog, img::kSqrt, img::kRsqrt,
-        img::kTanh, img::kSigmoid, img::kRelu, img::kGelu, img::kSilu})
+        img::kTanh, img::kSigmoid, img::kRelu, img::kGelu, img::kSilu,
+        img::kFloor, img::kCeil, img::kRound, img::kTrunc})
     table[kind] = unaryKernel;
   table[img::kCompare] = compareKernel;
 }

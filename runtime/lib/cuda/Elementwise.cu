@@ -80,6 +80,10 @@ __global__ void unaryFloat(int kind, int64_t n, const T *x, T *out) {
     case img::kRelu: r = reluOf(v); break;
     case img::kGelu: r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f)); break;
     case img::kSilu: r = v / (1.0f + expf(-v)); break;
+    case img::kFloor: r = floorf(v); break;
+    case img::kCeil: r = ceilf(v); break;
+    case img::kRound: r = rintf(v); break; // halves to even
+    case img::kTrunc: r = truncf(v); break;
     }
     out[i] = fromFloat<T>(r);
   }
@@ -219,7 +223,8 @@ void cuda::registerElementwiseKernels(CudaKernelTable &table) {
     table.add(kind, runBinary);
   for (img::OpKind kind : {img::kNeg, img::kAbs, img::kExp, img::kLog,
                            img::kSqrt, img::kRsqrt, img::kTanh, img::kSigmoid,
-                           img::kRelu, img::kGelu, img::kSilu})
+                           img::kRelu, img::kGelu, img::kSilu, img::kFloor,
+                           img::kCeil, img::kRound, img::kTrunc})
     table.add(kind, runUnary);
   table.add(img::kCompare, runCompare);
 }

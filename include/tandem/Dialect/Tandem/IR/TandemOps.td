@@ -254,6 +254,17 @@ def Tandem_GeluOp : Tandem_UnaryOp<"gelu", "Gelu", Tandem_FloatTensor, 10,
     "x * Φ(x), the exact erf form: 0.5 * x * (1 + erf(x / sqrt(2))).">;
 def Tandem_SiluOp : Tandem_UnaryOp<"silu", "Silu", Tandem_FloatTensor, 6,
     "x * sigmoid(x).">;
+// Rounding to an integral value (in the float type); NaN, ±inf and -0 stay.
+def Tandem_FloorOp : Tandem_UnaryOp<"floor", "Floor", Tandem_FloatTensor, 1,
+    "The largest integral value not above x.">;
+def Tandem_CeilOp : Tandem_UnaryOp<"ceil", "Ceil", Tandem_FloatTensor, 1,
+    "The smallest integral value not below x.">;
+def Tandem_RoundOp : Tandem_UnaryOp<"round", "Round", Tandem_FloatTensor, 1,
+    "x rounded to the nearest integral value, halves to even (as "
+    "`torch.round` and NumPy's `round`: 0.5 and -0.5 round to 0, 1.5 and 2.5 "
+    "to 2).">;
+def Tandem_TruncOp : Tandem_UnaryOp<"trunc", "Trunc", Tandem_FloatTensor, 1,
+    "x rounded toward zero.">;
 
 //===----------------------------------------------------------------------===//
 // Compare, select, cast
