@@ -85,7 +85,8 @@ for op, fn, data in [
         ("gelu", lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2))), x),
         ("silu", lambda v: v / (1 + np.exp(-v)), x),
         ("floor", np.floor, x * 4), ("ceil", np.ceil, x * 4),
-        ("round", np.round, x * 4), ("trunc", np.trunc, x * 4)]:
+        ("round", np.round, x * 4), ("trunc", np.trunc, x * 4),
+        ("erf", erf, x)]:
     case(op, [data], f"  %r = tandem.{op} %a0 : tensor<3x5xf32>",
          "tensor<3x5xf32>", lambda v, fn=fn: fn(v).astype(np.float32))
 case("abs i64", [ia], "  %r = tandem.abs %a0 : tensor<5xi64>", "tensor<5xi64>",
@@ -335,7 +336,7 @@ with np.errstate(all="ignore"):
             ("gelu", lambda v: 0.5 * v * (1 + erf(v / math.sqrt(2)))),
             ("silu", lambda v: v / (1 + np.exp(-v))),
             ("floor", np.floor), ("ceil", np.ceil), ("round", np.round),
-            ("trunc", np.trunc)]:
+            ("trunc", np.trunc), ("erf", erf)]:
         case(f"{op} special values", [special],
              f"  %r = tandem.{op} %a0 : tensor<3x4xf32>", "tensor<3x4xf32>",
              lambda v, fn=fn: np.asarray(fn(v.astype(np.float64))).astype(np.float32))

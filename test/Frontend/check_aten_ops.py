@@ -1,6 +1,7 @@
 """Every ATen op the frontend lowers, in one module with one output per case,
 compiled twice (all on the CPU; all on the sim GPU) and compared with
 PyTorch. Prints one line per output: its ATen ops and its error."""
+import math
 import os
 import sys
 
@@ -30,6 +31,8 @@ def cases(x, img, ids, seq):
         ("tanh/sigmoid/relu/gelu/silu", torch.tanh(x) + torch.sigmoid(x) + F.relu(x)
          + F.gelu(x) + F.gelu(x, approximate="tanh") + F.silu(x)),
         # Integers are integral already: floor of an integer tensor is itself.
+        # GELU written by hand, as models do.
+        ("erf", 0.5 * x * (1 + torch.erf(x / math.sqrt(2)))),
         ("floor/ceil/round/trunc", torch.floor(x * 4) + torch.ceil(x * 4)
          + torch.round(x * 4) + torch.trunc(x * 4)
          + torch.floor(ids).sum().float()),

@@ -117,7 +117,8 @@ for _overload, _name in [
         (aten.exp.default, "tandem.exp"), (aten.log.default, "tandem.log"),
         (aten.sqrt.default, "tandem.sqrt"), (aten.rsqrt.default, "tandem.rsqrt"),
         (aten.tanh.default, "tandem.tanh"), (aten.sigmoid.default, "tandem.sigmoid"),
-        (aten.relu.default, "tandem.relu"), (aten.silu.default, "tandem.silu")]:
+        (aten.relu.default, "tandem.relu"), (aten.silu.default, "tandem.silu"),
+        (aten.erf.default, "tandem.erf")]:
     LOWERINGS[_overload] = unary(_name)
 
 

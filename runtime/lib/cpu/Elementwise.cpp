@@ -150,6 +150,7 @@ bool unaryF32(int64_t kind, const TensorView &x, const TensorView &out) {
   // nearbyint rounds halves to even in the default rounding mode.
   case img::kRound: unary<float>(x, out, [](float v) { return std::nearbyint(v); }); return true;
   case img::kTrunc: unary<float>(x, out, [](float v) { return std::trunc(v); }); return true;
+  case img::kErf: unary<float>(x, out, [](float v) { return std::erf(v); }, 40); return true;
   default:
     return false;
   }
@@ -235,7 +236,7 @@ void cpu::registerElementwiseKernels(CpuKernelTable &table) {
   for (img::OpKind kind :
        {img::kNeg, img::kAbs, img::kExp, img::kLog, img::kSqrt, img::kRsqrt,
         img::kTanh, img::kSigmoid, img::kRelu, img::kGelu, img::kSilu,
-        img::kFloor, img::kCeil, img::kRound, img::kTrunc})
+        img::kFloor, img::kCeil, img::kRound, img::kTrunc, img::kErf})
     table[kind] = unaryKernel;
   table[img::kCompare] = compareKernel;
 }

@@ -84,6 +84,7 @@ __global__ void unaryFloat(int kind, int64_t n, const T *x, T *out) {
     case img::kCeil: r = ceilf(v); break;
     case img::kRound: r = rintf(v); break; // halves to even
     case img::kTrunc: r = truncf(v); break;
+    case img::kErf: r = erff(v); break;
     }
     out[i] = fromFloat<T>(r);
   }
@@ -224,7 +225,7 @@ void cuda::registerElementwiseKernels(CudaKernelTable &table) {
   for (img::OpKind kind : {img::kNeg, img::kAbs, img::kExp, img::kLog,
                            img::kSqrt, img::kRsqrt, img::kTanh, img::kSigmoid,
                            img::kRelu, img::kGelu, img::kSilu, img::kFloor,
-                           img::kCeil, img::kRound, img::kTrunc})
+                           img::kCeil, img::kRound, img::kTrunc, img::kErf})
     table.add(kind, runUnary);
   table.add(img::kCompare, runCompare);
 }

@@ -254,6 +254,9 @@ def Tandem_GeluOp : Tandem_UnaryOp<"gelu", "Gelu", Tandem_FloatTensor, 10,
     "x * Φ(x), the exact erf form: 0.5 * x * (1 + erf(x / sqrt(2))).">;
 def Tandem_SiluOp : Tandem_UnaryOp<"silu", "Silu", Tandem_FloatTensor, 6,
     "x * sigmoid(x).">;
+def Tandem_ErfOp : Tandem_UnaryOp<"erf", "Erf", Tandem_FloatTensor, 10,
+    "The error function, (2/√π) ∫₀ˣ e^(−t²) dt (what a hand-written GELU "
+    "calls).">;
 // Rounding to an integral value (in the float type); NaN, ±inf and -0 stay.
 def Tandem_FloorOp : Tandem_UnaryOp<"floor", "Floor", Tandem_FloatTensor, 1,
     "The largest integral value not above x.">;
