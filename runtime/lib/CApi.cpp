@@ -80,8 +80,8 @@ extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
                               const char *strings, const char *weights,
                               const char *backend, char *error,
                               int64_t errorSize) {
-  // One model per library (the CUDA backend's state is the library's): a
-  // second load is refused and leaves the loaded model as it was.
+  // One model per slot (a model library has one): a second load is refused
+  // and leaves the loaded model as it was.
   if (*slot) {
     setError(error, errorSize, "a model is already loaded: call "
                                "tandem_model_unload first");
@@ -98,6 +98,7 @@ static int infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
     std::memcpy(rt->inputData[k].data(), inputs[k], rt->inputData[k].size());
   rt->failure.clear();
   run(rt);
+  finishRun(*rt);
   if (!rt->failure.empty()) {
     setError(error, errorSize, rt->failure);
     return 1;

@@ -2,7 +2,9 @@
 //
 // GPU-placed ops on a CUDA GPU: one arena in device memory (allocated once),
 // resident weights uploaded at load, transfers through pinned staging
-// buffers, cuBLAS for GEMMs and kernels of ours for everything else. Built
+// buffers, cuBLAS for GEMMs and kernels of ours for everything else, all
+// enqueued in order on one stream per loaded model; the host waits only
+// where it reads a result back. Built
 // whenever nvcc is present (runtime/lib/cuda/: the device and copies, the
 // dispatch, a file of kernels per kernel family); elsewhere
 // CudaBackendNone.cpp says CUDA is not built in.
@@ -20,6 +22,12 @@
 
 namespace tandem::rt::cuda {
 
+/// One runtime's GPU: its arena, the stream its ops and copies run on in
+/// order, its cuBLAS handle, its pinned staging buffers and the position
+/// its checking kernels record a failure at. Each loaded model has its own
+/// (two models in one process share nothing but the CUDA context).
+struct Device;
+
 /// True if this runtime has CUDA and a GPU is visible; else `why` says not.
 bool available(std::string &why);
 
@@ -27,20 +35,33 @@ bool available(std::string &why);
 /// CUDA_VISIBLE_DEVICES), or why there is none.
 std::string describeDevices();
 
-/// Sets up GPU 0 with an arena of `arenaBytes`; false with `error` if not.
-bool start(int64_t arenaBytes, std::string &error);
-void stop();
-void *arena();
+/// Sets up GPU 0 with an arena of `arenaBytes`; null with `error` if not.
+Device *start(int64_t arenaBytes, std::string &error);
+/// Waits for the device's work and frees what start allocated.
+void stop(Device *device);
+void *arena(Device *device);
 
-/// Copies between host and device memory, synchronously.
-bool toDevice(void *device, const void *host, size_t bytes, std::string &error);
-bool toHost(void *host, const void *device, size_t bytes, std::string &error);
+/// Copies between host and device memory in stream order, after the ops
+/// enqueued before. toDevice returns once the host bytes have been read
+/// (the DMA may still run); toHost returns once they have been written.
+bool toDevice(Device *device, void *deviceData, const void *host, size_t bytes,
+              std::string &error);
+bool toHost(Device *device, void *host, const void *deviceData, size_t bytes,
+            std::string &error);
 
-/// Runs op `kind` on the GPU on device buffers (host operands, such as
-/// dynamic_slice's offsets, are host pointers) and waits for it.
-bool runKernel(int64_t kind, const std::vector<TensorView> &operands,
+/// Enqueues op `kind` on the device's stream, on device buffers (host
+/// operands, such as dynamic_slice's offsets, are host pointers), without
+/// waiting for it: a kernel that fails while it runs is reported by the
+/// next synchronize (or toHost). Ops that must read back what they found
+/// (an index out of range) wait for themselves.
+bool runKernel(Device *device, int64_t kind,
+               const std::vector<TensorView> &operands,
                const TensorView &result, const std::vector<int64_t> &attrs,
                std::string &error);
+
+/// Waits until everything enqueued on the device has finished; false with
+/// `error` if any of it failed.
+bool synchronize(Device *device, std::string &error);
 
 /// True iff runKernel has a kernel for op `kind` (which may still refuse
 /// some element types). Needs no GPU. Transfer has none (toDevice and toHost

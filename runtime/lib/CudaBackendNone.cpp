@@ -12,23 +12,28 @@ bool cuda::available(std::string &why) {
   return false;
 }
 std::string cuda::describeDevices() { return std::string("cuda: ") + kNotBuilt; }
-bool cuda::start(int64_t, std::string &error) {
+cuda::Device *cuda::start(int64_t, std::string &error) {
+  error = kNotBuilt;
+  return nullptr;
+}
+void cuda::stop(Device *) {}
+void *cuda::arena(Device *) { return nullptr; }
+bool cuda::toDevice(Device *, void *, const void *, size_t,
+                    std::string &error) {
   error = kNotBuilt;
   return false;
 }
-void cuda::stop() {}
-void *cuda::arena() { return nullptr; }
-bool cuda::toDevice(void *, const void *, size_t, std::string &error) {
+bool cuda::toHost(Device *, void *, const void *, size_t, std::string &error) {
   error = kNotBuilt;
   return false;
 }
-bool cuda::toHost(void *, const void *, size_t, std::string &error) {
-  error = kNotBuilt;
-  return false;
-}
-bool cuda::runKernel(int64_t, const std::vector<TensorView> &,
+bool cuda::runKernel(Device *, int64_t, const std::vector<TensorView> &,
                      const TensorView &, const std::vector<int64_t> &,
                      std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::synchronize(Device *, std::string &error) {
   error = kNotBuilt;
   return false;
 }

@@ -289,8 +289,10 @@ int runMain(int argc, char **argv, const int64_t *image, const char *strings,
 
   double start = now();
   rt.origin = start;
-  for (int64_t i = 0; i < rt.options.repeat; ++i)
+  for (int64_t i = 0; i < rt.options.repeat; ++i) {
     run(&rt);
+    finishRun(rt);
+  }
   double total = now() - start;
   if (!rt.failure.empty())
     fatal(rt.failure);

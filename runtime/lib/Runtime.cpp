@@ -149,11 +149,14 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
   if (!rt.arenas[img::kCpu])
     return false;
   if (rt.useCuda) {
-    if (!cuda::start(rt.image.gpuArena, error)) {
+    rt.gpu = cuda::start(rt.image.gpuArena, error);
+    if (!rt.gpu) {
       error = "CUDA: " + error;
       return false;
     }
-    rt.arenas[img::kGpu] = static_cast<uint8_t *>(cuda::arena());
+    rt.arenas[img::kGpu] = static_cast<uint8_t *>(cuda::arena(rt.gpu));
+    rt.waitEachGpuOp = rt.options.profile || !rt.options.profileJson.empty() ||
+                       !rt.options.trace.empty();
   } else {
     rt.arenas[img::kGpu] = allocateArena(rt.image.gpuArena, error);
     if (!rt.arenas[img::kGpu])
@@ -175,9 +178,10 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
 
 void tandem::rt::tearDown(TandemRuntime &rt) {
   std::free(rt.arenas[img::kCpu]);
-  if (rt.useCuda)
-    cuda::stop();
-  else
+  if (rt.useCuda) {
+    cuda::stop(rt.gpu);
+    rt.gpu = nullptr;
+  } else
     std::free(rt.arenas[img::kGpu]);
   rt.arenas = {nullptr, nullptr};
 }
@@ -212,10 +216,16 @@ void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
     ok = runCpuKernel(op.kind, views, out, op.attrs, error);
   } else if (op.kind == img::kTransfer) {
     ok = op.device == img::kGpu
-             ? cuda::toDevice(result, operands[0], op.result.bytes(), error)
-             : cuda::toHost(result, operands[0], op.result.bytes(), error);
+             ? cuda::toDevice(rt.gpu, result, operands[0], op.result.bytes(),
+                              error)
+             : cuda::toHost(rt.gpu, result, operands[0], op.result.bytes(),
+                            error);
+    if (ok && op.device == img::kGpu && rt.waitEachGpuOp)
+      ok = cuda::synchronize(rt.gpu, error);
   } else if (op.device == img::kGpu) {
-    ok = cuda::runKernel(op.kind, views, out, op.attrs, error);
+    ok = cuda::runKernel(rt.gpu, op.kind, views, out, op.attrs, error);
+    if (ok && rt.waitEachGpuOp)
+      ok = cuda::synchronize(rt.gpu, error);
   } else {
     ok = runCpuKernel(op.kind, views, out, op.attrs, error);
   }
@@ -242,4 +252,16 @@ void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
   stats.total += seconds;
   stats.min = std::min(stats.min, seconds);
   stats.max = std::max(stats.max, seconds);
+}
+
+void tandem::rt::finishRun(TandemRuntime &rt) {
+  std::string error;
+  if (!rt.useCuda || cuda::synchronize(rt.gpu, error))
+    return;
+  // Without reports, GPU ops are not waited for one by one, so the op that
+  // failed is not known here; with them, executeOp names it.
+  if (rt.failure.empty())
+    rt.failure = "a GPU op of this run failed: " + error +
+                 " (run with --profile to wait for each GPU op and name the "
+                 "one that fails)";
 }

@@ -12,6 +12,7 @@
 
 #include "tandem_runtime.h"
 
+#include "CudaBackend.h"
 #include "Image.h"
 #include "cpu/CpuKernels.h"
 #include "tandem/runtime/Safetensors.h"
@@ -71,6 +72,10 @@ struct TandemRuntime {
   std::string failure;
   int64_t budget = 0;
   bool useCuda = false;
+  tandem::rt::cuda::Device *gpu = nullptr; // this model's GPU (useCuda)
+  // Wait for each GPU op before timing the next (reports asked for, so that
+  // each op's time is its own); otherwise GPU ops run ahead of the host.
+  bool waitEachGpuOp = false;
   std::mutex callMutex; // held by each tandem_rt_infer and by close
 };
 
@@ -89,6 +94,9 @@ void tearDown(TandemRuntime &rt);
 /// kept in rt.failure and makes the run's later ops do nothing.
 void executeOp(TandemRuntime &rt, int32_t index, void **operands,
                void *result);
+/// Ends a run: waits for the GPU ops still running, keeping a failure of
+/// theirs in rt.failure.
+void finishRun(TandemRuntime &rt);
 /// A message for an exception escaping the runtime (memory exhausted).
 std::string describeException(std::exception_ptr exception);
 

@@ -122,11 +122,15 @@ bool tandem::rt::loadWeights(TandemRuntime &rt, const std::string &path,
     void *target = rt.arenas[img::kGpu] + weight.arenaOffset;
     if (!rt.useCuda) {
       std::memcpy(target, rt.weightData[i], weight.tensor.bytes());
-    } else if (!cuda::toDevice(target, rt.weightData[i],
+    } else if (!cuda::toDevice(rt.gpu, target, rt.weightData[i],
                                weight.tensor.bytes(), error)) {
       error = "uploading weight '" + weight.name + "': " + error;
       return false;
     }
+  }
+  if (rt.useCuda && !cuda::synchronize(rt.gpu, error)) {
+    error = "uploading the GPU-resident weights: " + error;
+    return false;
   }
   return true;
 }

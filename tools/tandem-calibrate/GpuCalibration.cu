@@ -1,8 +1,9 @@
 //===- GpuCalibration.cu - measuring GPU 0 and the PCIe link --------------===//
 //
-// Measures what the runtime's CUDA backend pays, the way it pays it: each
-// kernel launch followed by a device synchronize (the backend waits for
-// every op), host/device copies through the runtime's own staged path
+// Measures what the runtime's CUDA backend pays, the way it pays it: an
+// op's dispatch as the runtime's own runKernel enqueues ops on its stream
+// back to back (it waits only where the host reads a result), host/device
+// copies through the runtime's own staged path
 // (cuda::toDevice/toHost: pinned chunks from pageable memory) for the
 // profile's default link rates, GEMMs on random matrices (all-zero inputs
 // run faster than real ones on some GPUs), and copies from host memory that
@@ -12,6 +13,8 @@
 
 #include "Calibration.h"
 #include "CudaBackend.h"
+#include "tandem/runtime/ImageAttrs.h"
+#include "tandem/runtime/ModelImage.h"
 
 #include <cublas_v2.h>
 #include <cuda_bf16.h>
@@ -44,7 +47,6 @@ void check(cublasStatus_t status, const char *what) {
                   std::to_string(int(status))};
 }
 
-__global__ void emptyKernel() {}
 
 /// Pseudo-random values in [-1, 1) (a hash of the index), in T.
 template <typename T> __global__ void fillRandom(T *data, size_t n) {
@@ -111,8 +113,8 @@ double gemmRate(cublasHandle_t handle, cudaDataType type, int n) {
 /// A host-to-device or device-to-host copy: bandwidth from large copies,
 /// latency from tiny synchronous ones. With `staged`, through the runtime's
 /// own copies (tandem::rt::cuda::toDevice/toHost), else plain cudaMemcpy.
-LinkRates linkRates(void *host, void *device, size_t bytes, bool toDevice,
-                    bool staged) {
+LinkRates linkRates(tandem::rt::cuda::Device *runtime, void *host,
+                    void *device, size_t bytes, bool toDevice, bool staged) {
   cudaMemcpyKind kind = toDevice ? cudaMemcpyHostToDevice
                                  : cudaMemcpyDeviceToHost;
   void *dst = toDevice ? device : host, *src = toDevice ? host : device;
@@ -122,8 +124,10 @@ LinkRates linkRates(void *host, void *device, size_t bytes, bool toDevice,
       return;
     }
     std::string error;
-    bool ok = toDevice ? tandem::rt::cuda::toDevice(dst, src, size, error)
-                       : tandem::rt::cuda::toHost(dst, src, size, error);
+    bool ok = toDevice
+                  ? tandem::rt::cuda::toDevice(runtime, dst, src, size, error) &&
+                        tandem::rt::cuda::synchronize(runtime, error)
+                  : tandem::rt::cuda::toHost(runtime, dst, src, size, error);
     if (!ok)
       throw Failure{"the runtime's copy: " + error};
   };
@@ -141,6 +145,31 @@ LinkRates linkRates(void *host, void *device, size_t bytes, bool toDevice,
   rates.latencyUs = time(200, 4) * 1e6;
   rates.bandwidth = bytes / time(5, bytes);
   return rates;
+}
+
+/// The cost of one op beyond its work, as the runtime pays it: `ops`
+/// one-element fills enqueued through its runKernel, back to back, then one
+/// wait (the runtime waits only where the host reads a result).
+double dispatchUs(tandem::rt::cuda::Device *device, int ops) {
+  using namespace tandem::rt;
+  TensorView one{DType::F32, {1}, cuda::arena(device)};
+  std::vector<int64_t> attrs;
+  tandem::image::writeAttrs(tandem::image::FillAttrs{1.0}, attrs);
+  std::string error;
+  auto enqueue = [&](int count) {
+    for (int i = 0; i < count; ++i)
+      if (!cuda::runKernel(device, tandem::image::kFill, {}, one, attrs, error))
+        throw Failure{"the runtime's fill kernel: " + error};
+    if (!cuda::synchronize(device, error))
+      throw Failure{"the runtime's fill kernel: " + error};
+  };
+  enqueue(100); // warm up
+  auto start = std::chrono::steady_clock::now();
+  enqueue(ops);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+             .count() /
+         ops * 1e6;
 }
 
 } // namespace
@@ -178,36 +207,24 @@ GpuCalibration tandem_calibrate::calibrateGpu(bool quick) {
             "cudaMemcpyAsync");
     });
     gpu.memoryBandwidth = 2.0 * bytes / copySeconds; // read and write
-    // The cost of one op beyond its work: a launch and the synchronize the
-    // backend issues after every op.
-    int launches = quick ? 2000 : 20000;
-    emptyKernel<<<1, 1>>>();
-    check(cudaDeviceSynchronize(), "emptyKernel");
-    auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < launches; ++i) {
-      emptyKernel<<<1, 1>>>();
-      check(cudaDeviceSynchronize(), "emptyKernel");
-    }
-    gpu.dispatchUs = std::chrono::duration<double>(
-                         std::chrono::steady_clock::now() - start)
-                         .count() /
-                     launches * 1e6;
 
     // Host memory as a model's inputs and weights are: pageable, written.
     void *pageable = std::malloc(bytes);
     if (!pageable)
       throw Failure{"out of host memory for the copy test"};
     std::memset(pageable, 0x5a, bytes);
-    result.h2dPageable = linkRates(pageable, deviceA, bytes, true, false);
-    result.d2hPageable = linkRates(pageable, deviceA, bytes, false, false);
+    result.h2dPageable = linkRates(nullptr, pageable, deviceA, bytes, true, false);
+    result.d2hPageable = linkRates(nullptr, pageable, deviceA, bytes, false, false);
     // The profile's default ("pinned") rates: the runtime's staged copies,
     // pageable memory through its pinned buffers, as every transfer goes.
     std::string error;
-    if (!tandem::rt::cuda::start(256, error))
+    tandem::rt::cuda::Device *device = tandem::rt::cuda::start(256, error);
+    if (!device)
       throw Failure{"starting the runtime's CUDA backend: " + error};
-    result.h2dPinned = linkRates(pageable, deviceA, bytes, true, true);
-    result.d2hPinned = linkRates(pageable, deviceA, bytes, false, true);
-    tandem::rt::cuda::stop();
+    result.h2dPinned = linkRates(device, pageable, deviceA, bytes, true, true);
+    result.d2hPinned = linkRates(device, pageable, deviceA, bytes, false, true);
+    gpu.dispatchUs = dispatchUs(device, quick ? 2000 : 20000);
+    tandem::rt::cuda::stop(device);
     std::free(pageable);
     cudaFree(deviceA);
     cudaFree(deviceB);

@@ -86,7 +86,7 @@ bool runConvOrPool(const KernelCall &call) {
     args.dh = a.dilation[0]; args.dw = a.dilation[1]; args.og = w[0] / a.groups;
     ok = withFloat(out.dtype, [&](auto t) {
       using T = decltype(t);
-      conv2dKernel<T><<<grid, block>>>(args, static_cast<const T *>(ops[0].data),
+      conv2dKernel<T><<<grid, block, 0, call.stream()>>>(args, static_cast<const T *>(ops[0].data),
           static_cast<const T *>(ops[1].data),
           ops.size() > 2 ? static_cast<const T *>(ops[2].data) : nullptr,
           static_cast<T *>(out.data));
@@ -99,7 +99,7 @@ bool runConvOrPool(const KernelCall &call) {
     bool max = call.kind == img::kMaxPool2d;
     ok = withFloat(out.dtype, [&](auto t) {
       using T = decltype(t);
-      poolKernel<T><<<grid, block>>>(args, max,
+      poolKernel<T><<<grid, block, 0, call.stream()>>>(args, max,
           static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
     });
   }

@@ -1,6 +1,6 @@
 //===- CudaSupport.h - what the CUDA backend's files share ------*- C++ -*-===//
 //
-// Private to runtime/lib/cuda/. The backend's state (owned by Device.cpp),
+// Private to runtime/lib/cuda/. A runtime's Device (made by Device.cpp),
 // the checks a launch ends with, layouts as the kernels take them, and the
 // table of kernels by op kind that each family file (<Family>.cu, as
 // OpKinds.def assigns kinds to families) fills. Host code only, so that
@@ -76,6 +76,7 @@ inline dim3 blocksFor(int64_t n) { return dim3(unsigned(launchBlocks(n))); }
 struct Cublas {
   decltype(&cublasCreate_v2) create = nullptr;
   decltype(&cublasDestroy_v2) destroy = nullptr;
+  decltype(&cublasSetStream_v2) setStream = nullptr;
   // (Spelled out: C++ overloads cublasGemmEx.)
   cublasStatus_t (*gemmEx)(cublasHandle_t, cublasOperation_t,
                            cublasOperation_t, int, int, int, const void *,
@@ -90,8 +91,10 @@ struct Cublas {
       long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
 };
 
-struct State {
+struct Device {
   void *arena = nullptr;
+  // Every op and copy of this runtime runs on this stream, in program order.
+  cudaStream_t stream = nullptr;
   // Two pinned buffers of kStagingChunk bytes that copies go through, and
   // the events that say when the DMA out of (or into) each is done.
   uint8_t *staging[2] = {nullptr, nullptr};
@@ -100,25 +103,19 @@ struct State {
   // index, a division by zero), ~0 for none. Kernels lower it with
   // atomicMin, so the position reported is the first, as on the CPU.
   unsigned long long *errorAt = nullptr;
-  cublasHandle_t blas = nullptr;
+  cublasHandle_t blas = nullptr; // bound to `stream`
 };
 
-/// The backend's one state, and cuBLAS once start() has loaded it.
-State &state();
+/// cuBLAS, once a start() has loaded it.
 const Cublas &cublas();
 
 /// True if `status` is success; else `error` says `what` failed and why.
 bool check(cudaError_t status, const char *what, std::string &error);
 bool checkBlas(cublasStatus_t status, std::string &error);
 
-/// Whether the last launch started and its kernel finished without error
-/// (waits for it).
+/// Whether the last launch started (it does not wait for the kernel: a
+/// failure while it runs is reported by the next synchronize).
 bool launched(std::string &error);
-
-/// Before a checking kernel: no failure found yet.
-bool resetErrorAt(std::string &error);
-/// After it: the first failing position it found in `first`, or -1.
-bool readErrorAt(int64_t &first, std::string &error);
 
 //===----------------------------------------------------------------------===//
 // The kernel table (Dispatch.cpp)
@@ -126,6 +123,7 @@ bool readErrorAt(int64_t &first, std::string &error);
 
 /// One op as runKernel received it, with what most launches use.
 struct KernelCall {
+  Device &device; // the stream to launch on, cuBLAS, the error position
   int64_t kind;
   const std::vector<TensorView> &ops; // on the device, but dynamic_slice's
                                       // offsets (on the host)
@@ -136,6 +134,14 @@ struct KernelCall {
   dim3 grid, block; // a thread per result element, at least one block
   std::string &error;
 
+  cudaStream_t stream() const { return device.stream; }
+
+  /// Before a checking kernel: no failure found yet.
+  bool resetErrorAt() const;
+  /// After it: waits for it, and gives the first failing position it found
+  /// in `first`, or -1.
+  bool readErrorAt(int64_t &first) const;
+
   /// Fails: the kind's kernel does not take the result's element type.
   bool unsupported() const {
     error = std::string("no CUDA kernel for this op on ") + dtypeName(out.dtype);
@@ -143,7 +149,7 @@ struct KernelCall {
   }
 };
 
-/// Runs one op on the GPU and waits for it; false with call.error if not.
+/// Enqueues one op on call.stream(); false with call.error if it could not.
 using KernelFn = bool (*)(const KernelCall &call);
 
 /// The kernels by op kind: an entry where this backend has a kernel for the
@@ -166,13 +172,12 @@ void registerConvKernels(CudaKernelTable &table);
 void registerNormKernels(CudaKernelTable &table);
 void registerReduceKernels(CudaKernelTable &table);
 
-/// Launches DataMovement.cu's strided copy on the current stream (without
-/// waiting): out[i] = src[base + Σ index·stride] for the n elements of
+/// Launches DataMovement.cu's strided copy on `stream` (without waiting): out[i] = src[base + Σ index·stride] for the n elements of
 /// `item` bytes, operand 0's strides in `layout`. Linear broadcasts its bias
 /// with it. False for an element size other than 1, 2, 4 or 8 bytes.
-bool launchStridedCopy(dim3 grid, dim3 block, const Layout &layout, int64_t n,
-                       int64_t base, const uint8_t *src, uint8_t *out,
-                       int item);
+bool launchStridedCopy(dim3 grid, dim3 block, cudaStream_t stream,
+                       const Layout &layout, int64_t n, int64_t base,
+                       const uint8_t *src, uint8_t *out, int item);
 
 } // namespace tandem::rt::cuda
 

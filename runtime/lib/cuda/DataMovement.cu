@@ -143,15 +143,17 @@ __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
 
 /// The result's bytes are the attribute words.
 bool runConstant(const KernelCall &call) {
-  return check(cudaMemcpy(call.out.data, call.attrs.data(), call.n * call.item,
-                          cudaMemcpyHostToDevice),
+  // (From pageable memory: the call returns once the words are staged.)
+  return check(cudaMemcpyAsync(call.out.data, call.attrs.data(),
+                               call.n * call.item, cudaMemcpyHostToDevice,
+                               call.stream()),
                "constant upload", call.error);
 }
 
 bool runFill(const KernelCall &call) {
   const TensorView &out = call.out;
   auto attrs = img::readAttrs<img::FillAttrs>(call.attrs);
-  fillKernel<<<call.grid, call.block>>>(call.n, int(out.dtype), attrs.value,
+  fillKernel<<<call.grid, call.block, 0, call.stream()>>>(call.n, int(out.dtype), attrs.value,
                                         out.data);
   return launched(call.error);
 }
@@ -160,7 +162,7 @@ bool runIota(const KernelCall &call) {
   const TensorView &out = call.out;
   int64_t axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
   std::vector<int64_t> strides = rowMajorStrides(out.shape);
-  iotaKernel<<<call.grid, call.block>>>(call.n, int(out.dtype), strides[axis],
+  iotaKernel<<<call.grid, call.block, 0, call.stream()>>>(call.n, int(out.dtype), strides[axis],
                                         out.shape[axis], out.data);
   return launched(call.error);
 }
@@ -168,7 +170,7 @@ bool runIota(const KernelCall &call) {
 bool runCast(const KernelCall &call) {
   const std::vector<TensorView> &ops = call.ops;
   const TensorView &out = call.out;
-  castKernel<<<call.grid, call.block>>>(call.n, int(ops[0].dtype), ops[0].data,
+  castKernel<<<call.grid, call.block, 0, call.stream()>>>(call.n, int(ops[0].dtype), ops[0].data,
                                         int(out.dtype), out.data);
   return launched(call.error);
 }
@@ -181,7 +183,7 @@ bool runSelect(const KernelCall &call) {
                                        broadcastStrides(ops[2].shape, out.shape)});
   if (!withWord(call.item, [&](auto w) {
         using W = decltype(w);
-        selectKernel<W><<<call.grid, call.block>>>(layout, call.n,
+        selectKernel<W><<<call.grid, call.block, 0, call.stream()>>>(layout, call.n,
             static_cast<const uint8_t *>(ops[0].data),
             static_cast<const W *>(ops[1].data),
             static_cast<const W *>(ops[2].data), static_cast<W *>(out.data));
@@ -217,7 +219,7 @@ bool runStrided(const KernelCall &call) {
                                   ops[0].shape[d] - out.shape[d]) * in[d];
     strides = in;
   }
-  if (!launchStridedCopy(call.grid, call.block, layoutOf(out.shape, {strides}),
+  if (!launchStridedCopy(call.grid, call.block, call.stream(), layoutOf(out.shape, {strides}),
                          call.n, base, static_cast<const uint8_t *>(ops[0].data),
                          static_cast<uint8_t *>(out.data), call.item))
     return call.unsupported();
@@ -246,15 +248,16 @@ bool runConcat(const KernelCall &call) {
       continue;
     if (outer == 1 || pitch > kMaxPitch) {
       for (int64_t row = 0; row < outer; ++row)
-        if (!check(cudaMemcpy(dst + row * pitch, src + row * width,
-                              size_t(width), cudaMemcpyDeviceToDevice),
+        if (!check(cudaMemcpyAsync(dst + row * pitch, src + row * width,
+                                   size_t(width), cudaMemcpyDeviceToDevice,
+                                   call.stream()),
                    "concat copy", call.error))
           return false;
       continue;
     }
-    if (!check(cudaMemcpy2D(dst, size_t(pitch), src, size_t(width),
-                            size_t(width), size_t(outer),
-                            cudaMemcpyDeviceToDevice),
+    if (!check(cudaMemcpy2DAsync(dst, size_t(pitch), src, size_t(width),
+                                 size_t(width), size_t(outer),
+                                 cudaMemcpyDeviceToDevice, call.stream()),
                "concat copy", call.error))
       return false;
   }
@@ -271,32 +274,32 @@ bool runTake(const KernelCall &call) {
   int64_t outer, size, inner;
   splitAt(ops[0].shape, axis, outer, size, inner);
   int64_t picks = countOf(ops[1].shape);
-  if (!resetErrorAt(call.error))
+  if (!call.resetErrorAt())
     return false;
   bool wide = ops[1].dtype == DType::I64;
-  checkIndices<<<blocksFor(picks), call.block>>>(picks, ops[1].data, wide,
-      kind == img::kGather, size, state().errorAt);
+  checkIndices<<<blocksFor(picks), call.block, 0, call.stream()>>>(picks, ops[1].data, wide,
+      kind == img::kGather, size, call.device.errorAt);
   if (!withWord(call.item, [&](auto w) {
         using W = decltype(w);
-        takeKernel<W><<<call.grid, call.block>>>(outer, size, inner, picks,
+        takeKernel<W><<<call.grid, call.block, 0, call.stream()>>>(outer, size, inner, picks,
             static_cast<const W *>(ops[0].data), ops[1].data, wide,
             kind == img::kGather, static_cast<W *>(call.out.data));
       }))
     return call.unsupported();
   int64_t first = -1;
-  if (!launched(call.error) || !readErrorAt(first, call.error))
+  if (!launched(call.error) || !call.readErrorAt(first))
     return false;
   if (first < 0)
     return true;
   // The first index out of range, named as the CPU names it.
   int64_t given = 0;
   if (wide) {
-    if (!toHost(&given, static_cast<const int64_t *>(ops[1].data) + first,
+    if (!toHost(&call.device, &given, static_cast<const int64_t *>(ops[1].data) + first,
                 sizeof(given), call.error))
       return false;
   } else {
     int32_t narrow = 0;
-    if (!toHost(&narrow, static_cast<const int32_t *>(ops[1].data) + first,
+    if (!toHost(&call.device, &narrow, static_cast<const int32_t *>(ops[1].data) + first,
                 sizeof(narrow), call.error))
       return false;
     given = narrow;
@@ -311,12 +314,13 @@ bool runTake(const KernelCall &call) {
 
 } // namespace
 
-bool cuda::launchStridedCopy(dim3 grid, dim3 block, const Layout &layout,
+bool cuda::launchStridedCopy(dim3 grid, dim3 block, cudaStream_t stream,
+                             const Layout &layout,
                              int64_t n, int64_t base, const uint8_t *src,
                              uint8_t *out, int item) {
   return withWord(item, [&](auto w) {
     using W = decltype(w);
-    stridedCopy<W><<<grid, block>>>(layout, n, base,
+    stridedCopy<W><<<grid, block, 0, stream>>>(layout, n, base,
                                     reinterpret_cast<const W *>(src),
                                     reinterpret_cast<W *>(out));
   });

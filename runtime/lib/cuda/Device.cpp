@@ -1,10 +1,10 @@
 //===- Device.cpp - the CUDA backend's GPU, memory and copies -------------===//
 //
-// The state of the CUDA backend: the one arena in device memory (allocated
-// at start), cuBLAS (opened then), the two pinned staging buffers host
-// copies go through in chunks, and the position checking kernels record a
-// failure at; and the checks every
-// kernel launch ends with. Host code only (the CUDA runtime's API): the
+// A runtime's GPU (struct Device): its arena in device memory (allocated at
+// start), its stream, its cuBLAS handle (cuBLAS is opened on the first
+// start), the two pinned staging buffers host copies go through in chunks,
+// and the position checking kernels record a failure at; and the checks
+// every kernel launch ends with. Host code only (the CUDA runtime's API): the
 // kernels are in the family files, their dispatch in Dispatch.cpp.
 //
 //===----------------------------------------------------------------------===//
@@ -23,7 +23,6 @@ using namespace tandem::rt::cuda;
 namespace {
 
 Cublas cublasApi;
-State theState;
 
 /// cuBLAS, opened when the CUDA backend starts rather than linked: a model
 /// run on the CPU or the sim backend never loads its hundreds of megabytes,
@@ -45,12 +44,16 @@ bool loadCublas(std::string &error) {
       dlsym(library, "cublasCreate_v2"));
   api.destroy = reinterpret_cast<decltype(api.destroy)>(
       dlsym(library, "cublasDestroy_v2"));
+  api.setStream = reinterpret_cast<decltype(api.setStream)>(
+      dlsym(library, "cublasSetStream_v2"));
   api.gemmEx =
       reinterpret_cast<decltype(api.gemmEx)>(dlsym(library, "cublasGemmEx"));
   api.gemmStridedBatchedEx = reinterpret_cast<decltype(api.gemmStridedBatchedEx)>(
       dlsym(library, "cublasGemmStridedBatchedEx"));
-  if (!api.create || !api.destroy || !api.gemmEx || !api.gemmStridedBatchedEx) {
-    error = name + " lacks cublasCreate_v2, cublasDestroy_v2, cublasGemmEx or "
+  if (!api.create || !api.destroy || !api.setStream || !api.gemmEx ||
+      !api.gemmStridedBatchedEx) {
+    error = name + " lacks cublasCreate_v2, cublasDestroy_v2, "
+                   "cublasSetStream_v2, cublasGemmEx or "
                    "cublasGemmStridedBatchedEx";
     return false;
   }
@@ -59,8 +62,7 @@ bool loadCublas(std::string &error) {
 }
 
 /// The two pinned staging buffers and their events, made on first use.
-bool ensureStaging(std::string &error) {
-  State &state = theState;
+bool ensureStaging(Device &state, std::string &error) {
   for (int k = 0; k < 2; ++k) {
     if (!state.staging[k] &&
         !check(cudaMallocHost(reinterpret_cast<void **>(&state.staging[k]),
@@ -79,29 +81,31 @@ bool ensureStaging(std::string &error) {
 /// Copies go through two pinned buffers of kStagingChunk bytes, chunk by
 /// chunk: pageable memory would make the driver stage them anyway, slower,
 /// and a buffer the size of the copy would pin gigabytes for a large table.
-/// The host's memcpy of one chunk overlaps the DMA of the other. Both run
-/// on the default stream, after the kernels before them; the copy is
-/// complete when this returns.
-bool stagedCopy(void *dst, const void *src, size_t bytes, bool toDevice,
-                std::string &error);
+/// The host's memcpy of one chunk overlaps the DMA of the other. The DMAs
+/// run on the device's stream, after the ops before them. A buffer is
+/// refilled only once the DMA that last used it, in this copy or an earlier
+/// one, is done. An upload returns once the host's bytes are all in the
+/// staging buffers (its last DMAs may still run: the host memory is free to
+/// reuse); a download once the host has every byte.
+bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
+                bool toDevice, std::string &error);
 
 /// A staged copy that, when it fails partway, still waits for the DMAs it
 /// started: the next copy must not refill a buffer one of them still reads.
-bool staged(void *dst, const void *src, size_t bytes, bool toDevice,
-            std::string &error) {
-  if (stagedCopy(dst, src, bytes, toDevice, error))
+bool staged(Device &state, void *dst, const void *src, size_t bytes,
+            bool toDevice, std::string &error) {
+  if (stagedCopy(state, dst, src, bytes, toDevice, error))
     return true;
-  cudaStreamSynchronize(0);
+  cudaStreamSynchronize(state.stream);
   return false;
 }
 
-bool stagedCopy(void *dst, const void *src, size_t bytes, bool toDevice,
-                std::string &error) {
+bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
+                bool toDevice, std::string &error) {
   if (bytes == 0)
     return true;
-  if (!ensureStaging(error))
+  if (!ensureStaging(state, error))
     return false;
-  State &state = theState;
   size_t chunks = (bytes + kStagingChunk - 1) / kStagingChunk;
   auto span = [&](size_t i) {
     return std::min(kStagingChunk, bytes - i * kStagingChunk);
@@ -111,27 +115,30 @@ bool stagedCopy(void *dst, const void *src, size_t bytes, bool toDevice,
   if (toDevice) {
     for (size_t i = 0; i < chunks; ++i) {
       int k = int(i % 2);
-      // The DMA that last read this buffer must be done before it is refilled.
-      if (i >= 2 && !check(cudaEventSynchronize(state.stagingDone[k]),
-                           "host-to-device copy", error))
+      // The DMA that last used this buffer must be done before it is
+      // refilled (an event never recorded is complete).
+      if (!check(cudaEventSynchronize(state.stagingDone[k]),
+                 "host-to-device copy", error))
         return false;
       std::memcpy(state.staging[k], in + i * kStagingChunk, span(i));
       if (!check(cudaMemcpyAsync(out + i * kStagingChunk, state.staging[k],
-                                 span(i), cudaMemcpyHostToDevice, 0),
+                                 span(i), cudaMemcpyHostToDevice,
+                                 state.stream),
                  "host-to-device copy", error) ||
-          !check(cudaEventRecord(state.stagingDone[k], 0),
+          !check(cudaEventRecord(state.stagingDone[k], state.stream),
                  "host-to-device copy", error))
         return false;
     }
-    return check(cudaStreamSynchronize(0), "host-to-device copy", error);
+    return true;
   }
   // Device to host: the DMA of chunk i + 1 runs while chunk i is copied out.
   auto fetch = [&](size_t i) {
     int k = int(i % 2);
     return check(cudaMemcpyAsync(state.staging[k], in + i * kStagingChunk,
-                                 span(i), cudaMemcpyDeviceToHost, 0),
+                                 span(i), cudaMemcpyDeviceToHost,
+                                 state.stream),
                  "device-to-host copy", error) &&
-           check(cudaEventRecord(state.stagingDone[k], 0),
+           check(cudaEventRecord(state.stagingDone[k], state.stream),
                  "device-to-host copy", error);
   };
   if (!fetch(0))
@@ -153,8 +160,6 @@ bool stagedCopy(void *dst, const void *src, size_t bytes, bool toDevice,
 //===----------------------------------------------------------------------===//
 // Shared with the kernels' files (CudaSupport.h)
 //===----------------------------------------------------------------------===//
-
-State &cuda::state() { return theState; }
 
 const Cublas &cuda::cublas() { return cublasApi; }
 
@@ -202,20 +207,21 @@ bool cuda::checkBlas(cublasStatus_t status, std::string &error) {
 }
 
 bool cuda::launched(std::string &error) {
-  return check(cudaGetLastError(), "kernel launch", error) &&
-         check(cudaDeviceSynchronize(), "kernel", error);
+  return check(cudaGetLastError(), "kernel launch", error);
 }
 
-bool cuda::resetErrorAt(std::string &error) {
-  return check(cudaMemset(theState.errorAt, 0xff, sizeof(*theState.errorAt)),
+bool KernelCall::resetErrorAt() const {
+  return check(cudaMemsetAsync(device.errorAt, 0xff, sizeof(*device.errorAt),
+                               stream()),
                "resetting the error position", error);
 }
 
-bool cuda::readErrorAt(int64_t &first, std::string &error) {
+bool KernelCall::readErrorAt(int64_t &first) const {
   unsigned long long at = ~0ULL;
-  if (!check(cudaMemcpy(&at, theState.errorAt, sizeof(at),
-                        cudaMemcpyDeviceToHost),
-             "reading the error position", error))
+  if (!check(cudaMemcpyAsync(&at, device.errorAt, sizeof(at),
+                             cudaMemcpyDeviceToHost, stream()),
+             "reading the error position", error) ||
+      !check(cudaStreamSynchronize(stream()), "kernel", error))
     return false;
   first = at == ~0ULL ? -1 : int64_t(at);
   return true;
@@ -271,24 +277,29 @@ std::string cuda::describeDevices() {
   return text;
 }
 
-static bool startBackend(int64_t arenaBytes, std::string &error);
+static bool startBackend(Device &state, int64_t arenaBytes,
+                         std::string &error);
 
-bool cuda::start(int64_t arenaBytes, std::string &error) {
-  if (startBackend(arenaBytes, error))
-    return true;
-  stop(); // a failed start leaves nothing allocated
-  return false;
+cuda::Device *cuda::start(int64_t arenaBytes, std::string &error) {
+  auto *device = new Device();
+  if (startBackend(*device, arenaBytes, error))
+    return device;
+  stop(device); // a failed start leaves nothing allocated
+  return nullptr;
 }
 
-static bool startBackend(int64_t arenaBytes, std::string &error) {
-  State &state = theState;
+static bool startBackend(Device &state, int64_t arenaBytes,
+                         std::string &error) {
   // cuBLAS and the context take their memory first, so that what is left is
   // what the arena can have: a plan near the card's memory then fails here,
   // naming the bytes, rather than in the first GEMM.
   if (!check(cudaSetDevice(0), "cudaSetDevice", error) ||
+      !check(cudaStreamCreateWithFlags(&state.stream, cudaStreamNonBlocking),
+             "creating the stream", error) ||
       !check(cudaMalloc(&state.errorAt, sizeof(*state.errorAt)), "cudaMalloc",
              error) ||
-      !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error))
+      !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error) ||
+      !checkBlas(cublasApi.setStream(state.blas, state.stream), error))
     return false;
   size_t freeBytes = 0, total = 0;
   if (!check(cudaMemGetInfo(&freeBytes, &total), "cudaMemGetInfo", error))
@@ -309,8 +320,12 @@ static bool startBackend(int64_t arenaBytes, std::string &error) {
                "allocating the GPU arena", error);
 }
 
-void cuda::stop() {
-  State &state = theState;
+void cuda::stop(Device *device) {
+  if (!device)
+    return;
+  Device &state = *device;
+  if (state.stream)
+    cudaStreamSynchronize(state.stream); // nothing may still use the memory
   if (state.blas)
     cublasApi.destroy(state.blas);
   for (int k = 0; k < 2; ++k) {
@@ -321,17 +336,23 @@ void cuda::stop() {
   }
   cudaFree(state.arena);
   cudaFree(state.errorAt);
-  state = State();
+  if (state.stream)
+    cudaStreamDestroy(state.stream);
+  delete device;
 }
 
-void *cuda::arena() { return theState.arena; }
+void *cuda::arena(Device *device) { return device->arena; }
 
-bool cuda::toDevice(void *device, const void *host, size_t bytes,
-                    std::string &error) {
-  return staged(device, host, bytes, true, error);
+bool cuda::toDevice(Device *device, void *deviceData, const void *host,
+                    size_t bytes, std::string &error) {
+  return staged(*device, deviceData, host, bytes, true, error);
 }
 
-bool cuda::toHost(void *host, const void *device, size_t bytes,
-                  std::string &error) {
-  return staged(host, device, bytes, false, error);
+bool cuda::toHost(Device *device, void *host, const void *deviceData,
+                  size_t bytes, std::string &error) {
+  return staged(*device, host, deviceData, bytes, false, error);
+}
+
+bool cuda::synchronize(Device *device, std::string &error) {
+  return check(cudaStreamSynchronize(device->stream), "GPU work", error);
 }

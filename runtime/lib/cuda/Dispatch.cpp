@@ -39,7 +39,8 @@ KernelFn kernelFor(int64_t kind) {
 
 bool cuda::hasKernel(int64_t kind) { return kernelFor(kind) != nullptr; }
 
-bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
+bool cuda::runKernel(Device *device, int64_t kind,
+                     const std::vector<TensorView> &ops,
                      const TensorView &out, const std::vector<int64_t> &a,
                      std::string &error) {
   int64_t n = countOf(out.shape);
@@ -54,7 +55,7 @@ bool cuda::runKernel(int64_t kind, const std::vector<TensorView> &ops,
             std::to_string(kMaxRank);
     return false;
   }
-  KernelCall call{kind, ops, out, a, n, item, blocksFor(n),
+  KernelCall call{*device, kind, ops, out, a, n, item, blocksFor(n),
                   dim3(unsigned(kThreadsPerBlock)), error};
   KernelFn run = kernelFor(kind);
   if (!run)

@@ -125,22 +125,22 @@ bool runBinary(const KernelCall &call) {
   bool integer = dtype == DType::I64 || dtype == DType::I32;
   if (integer && kind == img::kPow)
     return call.unsupported();
-  unsigned long long *errorAt = state().errorAt;
-  if (integer && !resetErrorAt(call.error))
+  unsigned long long *errorAt = call.device.errorAt;
+  if (integer && !call.resetErrorAt())
     return false;
   if (dtype == DType::I64)
-    binaryInt<int64_t><<<grid, block>>>(int(kind), layout, n,
+    binaryInt<int64_t><<<grid, block, 0, call.stream()>>>(int(kind), layout, n,
         static_cast<const int64_t *>(ops[0].data),
         static_cast<const int64_t *>(ops[1].data), static_cast<int64_t *>(out.data),
         errorAt);
   else if (dtype == DType::I32)
-    binaryInt<int32_t><<<grid, block>>>(int(kind), layout, n,
+    binaryInt<int32_t><<<grid, block, 0, call.stream()>>>(int(kind), layout, n,
         static_cast<const int32_t *>(ops[0].data),
         static_cast<const int32_t *>(ops[1].data), static_cast<int32_t *>(out.data),
         errorAt);
   else if (!withFloat(dtype, [&](auto t) {
              using T = decltype(t);
-             binaryFloat<T><<<grid, block>>>(int(kind), layout, n,
+             binaryFloat<T><<<grid, block, 0, call.stream()>>>(int(kind), layout, n,
                  static_cast<const T *>(ops[0].data),
                  static_cast<const T *>(ops[1].data), static_cast<T *>(out.data));
            }))
@@ -148,7 +148,7 @@ bool runBinary(const KernelCall &call) {
   if (!launched(call.error))
     return false;
   int64_t first = -1;
-  if (integer && !readErrorAt(first, call.error))
+  if (integer && !call.readErrorAt(first))
     return false;
   if (first >= 0) {
     call.error = "integer division by zero";
@@ -168,16 +168,16 @@ bool runUnary(const KernelCall &call) {
     if (kind != img::kNeg && kind != img::kAbs && kind != img::kRelu)
       return call.unsupported();
     if (dtype == DType::I64)
-      unaryInt<int64_t><<<grid, block>>>(int(kind), n,
+      unaryInt<int64_t><<<grid, block, 0, call.stream()>>>(int(kind), n,
           static_cast<const int64_t *>(ops[0].data), static_cast<int64_t *>(out.data));
     else
-      unaryInt<int32_t><<<grid, block>>>(int(kind), n,
+      unaryInt<int32_t><<<grid, block, 0, call.stream()>>>(int(kind), n,
           static_cast<const int32_t *>(ops[0].data), static_cast<int32_t *>(out.data));
     return launched(call.error);
   }
   if (!withFloat(dtype, [&](auto t) {
         using T = decltype(t);
-        unaryFloat<T><<<grid, block>>>(int(kind), n,
+        unaryFloat<T><<<grid, block, 0, call.stream()>>>(int(kind), n,
             static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
       }))
     return call.unsupported();
@@ -195,20 +195,20 @@ bool runCompare(const KernelCall &call) {
                                        broadcastStrides(ops[1].shape, out.shape)});
   uint8_t *mask = static_cast<uint8_t *>(out.data);
   if (ops[0].dtype == DType::I64)
-    compareKernel<int64_t><<<grid, block>>>(predicate, layout, n,
+    compareKernel<int64_t><<<grid, block, 0, call.stream()>>>(predicate, layout, n,
         static_cast<const int64_t *>(ops[0].data),
         static_cast<const int64_t *>(ops[1].data), mask);
   else if (ops[0].dtype == DType::I32)
-    compareKernel<int32_t><<<grid, block>>>(predicate, layout, n,
+    compareKernel<int32_t><<<grid, block, 0, call.stream()>>>(predicate, layout, n,
         static_cast<const int32_t *>(ops[0].data),
         static_cast<const int32_t *>(ops[1].data), mask);
   else if (ops[0].dtype == DType::Bool)
-    compareKernel<uint8_t><<<grid, block>>>(predicate, layout, n,
+    compareKernel<uint8_t><<<grid, block, 0, call.stream()>>>(predicate, layout, n,
         static_cast<const uint8_t *>(ops[0].data),
         static_cast<const uint8_t *>(ops[1].data), mask);
   else if (!withFloat(ops[0].dtype, [&](auto t) {
              using T = decltype(t);
-             compareKernel<T><<<grid, block>>>(predicate, layout, n,
+             compareKernel<T><<<grid, block, 0, call.stream()>>>(predicate, layout, n,
                  static_cast<const T *>(ops[0].data),
                  static_cast<const T *>(ops[1].data), mask);
            }))

@@ -25,10 +25,12 @@ namespace {
 /// here (cuBLAS refuses a leading dimension of 0): nothing to write when m
 /// or n is 0, and C = beta · C, i.e. zeros or the bias already in C, when k
 /// is 0.
-bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
-          const void *a, const void *b, void *c, float beta,
-          std::string &error, int64_t batches = 1, int64_t strideA = 0,
+/// On call's stream, with its cuBLAS handle; errors in call.error.
+bool gemm(const KernelCall &call, bool transposeB, int64_t m, int64_t n,
+          int64_t k, DType dtype, const void *a, const void *b, void *c,
+          float beta, int64_t batches = 1, int64_t strideA = 0,
           int64_t strideB = 0) {
+  std::string &error = call.error;
   cudaDataType type;
   switch (dtype) {
   case DType::F32: type = CUDA_R_32F; break;
@@ -42,8 +44,10 @@ bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
     return true;
   if (k == 0)
     return beta != 0.0f ||
-           check(cudaMemset(c, 0, size_t(batches) * size_t(m) * size_t(n) *
-                                      dtypeSize(dtype)),
+           check(cudaMemsetAsync(c, 0,
+                                 size_t(batches) * size_t(m) * size_t(n) *
+                                     dtypeSize(dtype),
+                                 call.stream()),
                  "zeroing an empty product", error);
   constexpr int64_t kMaxBlasSize = 2147483647; // cuBLAS takes int sizes
   if (m > kMaxBlasSize || n > kMaxBlasSize || k > kMaxBlasSize ||
@@ -58,13 +62,13 @@ bool gemm(bool transposeB, int64_t m, int64_t n, int64_t k, DType dtype,
   cublasOperation_t opB = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
   int ldb = transposeB ? int(k) : int(n);
   if (batches == 1)
-    return checkBlas(cublas().gemmEx(state().blas, opB, CUBLAS_OP_N, int(n),
+    return checkBlas(cublas().gemmEx(call.device.blas, opB, CUBLAS_OP_N, int(n),
                                      int(m), int(k), &alpha, b, type, ldb, a,
                                      type, int(k), &beta, c, type, int(n),
                                      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
                      error);
   return checkBlas(cublas().gemmStridedBatchedEx(
-                       state().blas, opB, CUBLAS_OP_N, int(n), int(m), int(k),
+                       call.device.blas, opB, CUBLAS_OP_N, int(n), int(m), int(k),
                        &alpha, b, type, ldb, strideB, a, type, int(k), strideA,
                        &beta, c, type, int(n), m * n, int(batches),
                        CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
@@ -107,8 +111,8 @@ bool runMatmul(const KernelCall &call) {
   int64_t uniformA = uniformBatchStride(sa, batch),
           uniformB = uniformBatchStride(sb, batch);
   if (uniformA >= 0 && uniformB >= 0) {
-    if (!gemm(false, m, cols, k, dtype, ops[0].data, ops[1].data, out.data,
-              0.0f, call.error, batches, uniformA * m * k, uniformB * k * cols))
+    if (!gemm(call, false, m, cols, k, dtype, ops[0].data, ops[1].data,
+              out.data, 0.0f, batches, uniformA * m * k, uniformB * k * cols))
       return false;
     return launched(call.error);
   }
@@ -120,11 +124,10 @@ bool runMatmul(const KernelCall &call) {
       ia += index[d] * sa[d];
       ib += index[d] * sb[d];
     }
-    if (!gemm(false, m, cols, k, dtype,
+    if (!gemm(call, false, m, cols, k, dtype,
               static_cast<const uint8_t *>(ops[0].data) + ia * m * k * width,
               static_cast<const uint8_t *>(ops[1].data) + ib * k * cols * width,
-              static_cast<uint8_t *>(out.data) + i * m * cols * width, 0.0f,
-              call.error))
+              static_cast<uint8_t *>(out.data) + i * m * cols * width, 0.0f))
       return false;
     for (size_t d = batch.size(); d-- > 0;) {
       if (++index[d] < batch[d])
@@ -144,13 +147,13 @@ bool runLinear(const KernelCall &call) {
   bool bias = img::readAttrs<img::LinearAttrs>(call.attrs).hasBias != 0;
   if (bias) { // broadcast the bias into the result, then accumulate
     Layout layout = layoutOf(out.shape, {broadcastStrides(ops[2].shape, out.shape)});
-    if (!launchStridedCopy(call.grid, call.block, layout, call.n, 0,
+    if (!launchStridedCopy(call.grid, call.block, call.stream(), layout, call.n, 0,
                            static_cast<const uint8_t *>(ops[2].data),
                            static_cast<uint8_t *>(out.data), call.item))
       return call.unsupported();
   }
-  if (!gemm(true, rows, cols, k, out.dtype, ops[0].data, ops[1].data,
-            out.data, bias ? 1.0f : 0.0f, call.error))
+  if (!gemm(call, true, rows, cols, k, out.dtype, ops[0].data, ops[1].data,
+            out.data, bias ? 1.0f : 0.0f))
     return false;
   return launched(call.error);
 }

@@ -176,7 +176,7 @@ bool runBatchNorm(const KernelCall &call) {
   int64_t channels = ops[0].shape[1], inner = n / std::max<int64_t>(1, ops[0].shape[0] * channels);
   bool ok = withFloat(out.dtype, [&](auto t) {
     using T = decltype(t);
-    batchNormKernel<T><<<call.grid, call.block>>>(n, channels, inner, epsilon,
+    batchNormKernel<T><<<call.grid, call.block, 0, call.stream()>>>(n, channels, inner, epsilon,
         static_cast<const T *>(ops[0].data), static_cast<const T *>(ops[1].data),
         static_cast<const T *>(ops[2].data), static_cast<const T *>(ops[3].data),
         static_cast<const T *>(ops[4].data), static_cast<T *>(out.data));
@@ -209,10 +209,10 @@ bool runRows(const KernelCall &call) {
     using T = decltype(t);
     if (blockPerRow)
       softmaxRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(outer, 1, kMaxBlocks))),
-                             call.block>>>(mode, outer, size,
+                             call.block, 0, call.stream()>>>(mode, outer, size,
           static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
     else
-      rowKernel<T><<<blocksFor(outer * inner), call.block>>>(mode, outer, size,
+      rowKernel<T><<<blocksFor(outer * inner), call.block, 0, call.stream()>>>(mode, outer, size,
           inner, epsilon, static_cast<const T *>(ops[0].data),
           static_cast<T *>(out.data));
   });
@@ -236,10 +236,10 @@ bool runLayerNorm(const KernelCall &call) {
     T *y = static_cast<T *>(out.data);
     if (cols >= 64) // a block per row (a transformer's hidden size)
       layerNormRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(rows, 1, kMaxBlocks))),
-                               call.block>>>(rows, cols, attrs.epsilon, x,
+                               call.block, 0, call.stream()>>>(rows, cols, attrs.epsilon, x,
                                              gamma, beta, y);
     else
-      layerNormKernel<T><<<blocksFor(rows), call.block>>>(rows, cols,
+      layerNormKernel<T><<<blocksFor(rows), call.block, 0, call.stream()>>>(rows, cols,
           attrs.epsilon, x, gamma, beta, y);
   });
   return ok ? launched(call.error) : call.unsupported();

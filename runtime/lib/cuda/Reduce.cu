@@ -151,7 +151,7 @@ bool runReduce(const KernelCall &call) {
   }
   bool ok = withNumeric(dtype, [&](auto t) {
     using T = decltype(t);
-    reduceKernel<T><<<call.grid, call.block>>>(int(call.kind), args,
+    reduceKernel<T><<<call.grid, call.block, 0, call.stream()>>>(int(call.kind), args,
         call.n, static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
   });
   return ok ? launched(call.error) : call.unsupported();
@@ -166,7 +166,7 @@ bool runArgmax(const KernelCall &call) {
   splitAt(ops[0].shape, axis, outer, size, inner);
   bool ok = withNumeric(ops[0].dtype, [&](auto t) {
     using T = decltype(t);
-    argmaxKernel<T><<<blocksFor(outer * inner), call.block>>>(outer, size,
+    argmaxKernel<T><<<blocksFor(outer * inner), call.block, 0, call.stream()>>>(outer, size,
         inner, static_cast<const T *>(ops[0].data),
         static_cast<int64_t *>(call.out.data));
   });
