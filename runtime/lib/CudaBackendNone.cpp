@@ -12,7 +12,7 @@ bool cuda::available(std::string &why) {
   return false;
 }
 std::string cuda::describeDevices() { return std::string("cuda: ") + kNotBuilt; }
-cuda::Device *cuda::start(int64_t, std::string &error) {
+cuda::Device *cuda::start(int64_t, bool, std::string &error) {
   error = kNotBuilt;
   return nullptr;
 }

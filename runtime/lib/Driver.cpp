@@ -38,9 +38,9 @@ void usage(const char *program) {
   std::printf(
       "usage: %s [--input FILE.npy]... [--output-dir DIR]\n"
       "  [--weights FILE.safetensors | --random-weights SEED]\n"
-      "  [--random-inputs SEED] [--device-backend sim|auto]\n"
+      "  [--random-inputs SEED] [--device-backend sim|cuda|auto]\n"
       "  [--gpu-memory BYTES] [--repeat N] [--profile] [--profile-json FILE]\n"
-      "  [--trace FILE] [--list-devices]\n",
+      "  [--trace FILE] [--list-devices] [--allow-tf32]\n",
       program);
 }
 
@@ -111,6 +111,8 @@ Options parseOptions(int argc, char **argv) {
       options.profileJson = value();
     } else if (flag == "--trace") {
       options.trace = value();
+    } else if (flag == "--allow-tf32") {
+      options.allowTf32 = true;
     } else if (flag == "--list-devices") {
       options.listDevices = true;
     } else if (flag == "--help" || flag == "-h") {

@@ -149,7 +149,9 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
   if (!rt.arenas[img::kCpu])
     return false;
   if (rt.useCuda) {
-    rt.gpu = cuda::start(rt.image.gpuArena, error);
+    const char *tf32 = std::getenv("TANDEM_ALLOW_TF32");
+    bool allowTf32 = rt.options.allowTf32 || (tf32 && std::string(tf32) == "1");
+    rt.gpu = cuda::start(rt.image.gpuArena, allowTf32, error);
     if (!rt.gpu) {
       error = "CUDA: " + error;
       return false;

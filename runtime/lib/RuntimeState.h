@@ -41,6 +41,9 @@ struct Options {
   std::optional<int64_t> gpuMemory;
   int64_t repeat = 1;
   bool profile = false;
+  // f32 GEMMs on the GPU's tensor cores in TF32 (inputs rounded to 10
+  // mantissa bits); also TANDEM_ALLOW_TF32=1, for the library form.
+  bool allowTf32 = false;
 };
 
 } // namespace tandem::rt

@@ -218,7 +218,7 @@ GpuCalibration tandem_calibrate::calibrateGpu(bool quick) {
     // The profile's default ("pinned") rates: the runtime's staged copies,
     // pageable memory through its pinned buffers, as every transfer goes.
     std::string error;
-    tandem::rt::cuda::Device *device = tandem::rt::cuda::start(256, error);
+    tandem::rt::cuda::Device *device = tandem::rt::cuda::start(256, false, error);
     if (!device)
       throw Failure{"starting the runtime's CUDA backend: " + error};
     result.h2dPinned = linkRates(device, pageable, deviceA, bytes, true, true);

@@ -104,6 +104,7 @@ struct Device {
   // atomicMin, so the position reported is the first, as on the CPU.
   unsigned long long *errorAt = nullptr;
   cublasHandle_t blas = nullptr; // bound to `stream`
+  bool allowTf32 = false;         // f32 GEMMs in TF32 (start's option)
 };
 
 /// cuBLAS, once a start() has loaded it.

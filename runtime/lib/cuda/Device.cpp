@@ -280,8 +280,10 @@ std::string cuda::describeDevices() {
 static bool startBackend(Device &state, int64_t arenaBytes,
                          std::string &error);
 
-cuda::Device *cuda::start(int64_t arenaBytes, std::string &error) {
+cuda::Device *cuda::start(int64_t arenaBytes, bool allowTf32,
+                          std::string &error) {
   auto *device = new Device();
+  device->allowTf32 = allowTf32;
   if (startBackend(*device, arenaBytes, error))
     return device;
   stop(device); // a failed start leaves nothing allocated

@@ -57,6 +57,11 @@ bool gemm(const KernelCall &call, bool transposeB, int64_t m, int64_t n,
             " exceeds cuBLAS's 32-bit sizes";
     return false;
   }
+  // f32 in TF32 only when asked for (--allow-tf32): it is a loss of
+  // precision, not a free speed-up. f16/bf16 use tensor cores either way.
+  cublasComputeType_t compute = dtype == DType::F32 && call.device.allowTf32
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
   // Row-major C = A·op(B) is column-major Cᵀ = op(B)ᵀ·Aᵀ.
   float alpha = 1.0f;
   cublasOperation_t opB = transposeB ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -65,13 +70,13 @@ bool gemm(const KernelCall &call, bool transposeB, int64_t m, int64_t n,
     return checkBlas(cublas().gemmEx(call.device.blas, opB, CUBLAS_OP_N, int(n),
                                      int(m), int(k), &alpha, b, type, ldb, a,
                                      type, int(k), &beta, c, type, int(n),
-                                     CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                                     compute, CUBLAS_GEMM_DEFAULT),
                      error);
   return checkBlas(cublas().gemmStridedBatchedEx(
                        call.device.blas, opB, CUBLAS_OP_N, int(n), int(m), int(k),
                        &alpha, b, type, ldb, strideB, a, type, int(k), strideA,
                        &beta, c, type, int(n), m * n, int(batches),
-                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+                       compute, CUBLAS_GEMM_DEFAULT),
                    error);
 }
 
