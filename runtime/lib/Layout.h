@@ -5,7 +5,8 @@
 // attribute word; and, on the host and in CUDA kernels alike, the
 // arithmetic whose edge cases the two backends must agree on (comparison
 // predicates, integer wrap-around and division, float-to-integer
-// conversion, relu of NaN).
+// conversion, relu of NaN) and the index arithmetic of CUDA's tiled
+// transpose (tested on the host).
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,6 +69,155 @@ constexpr int64_t kThreadsPerBlock = 256, kMaxBlocks = 65535;
 TANDEM_HOST_DEVICE inline int64_t launchBlocks(int64_t items) {
   int64_t blocks = items / kThreadsPerBlock + (items % kThreadsPerBlock != 0);
   return blocks < 1 ? 1 : blocks > kMaxBlocks ? kMaxBlocks : blocks;
+}
+
+//===----------------------------------------------------------------------===//
+// The tiled strided copy (CUDA's transpose)
+//===----------------------------------------------------------------------===//
+//
+// A strided copy out[i] = src[base + Σ index·stride] reads its source along
+// the output's last dimension. When that is not the source's contiguous
+// dimension (a transpose that moves the innermost dimension), a thread per
+// output element reads the source with a large stride, uncoalesced. The
+// tiled copy instead moves square tiles of kTile x kTile elements over two
+// output dimensions, the tile pair: the rows, the output dimension the
+// source walks contiguously (source stride 1), and the columns, the output's
+// last dimension (output stride 1). A block of kTile x kTileRows threads
+// reads a tile along its rows (consecutive threads, consecutive source
+// elements), keeps it in shared memory, and writes it along its columns
+// (consecutive threads, consecutive output elements). Every other output
+// dimension is the batch. The index arithmetic is here, so that the host
+// tests can run the kernel's loops with it.
+
+/// The tiles' side, and the rows of threads in a block of the tiled copy:
+/// each thread moves kTile / kTileRows elements of a tile.
+constexpr int kTile = 32, kTileRows = 8;
+/// The most dimensions the tiled copy takes (CUDA's Layout has no more).
+constexpr int kTiledMaxRank = 8;
+/// Tile pairs with a side shorter than this stay with the plain copy: a
+/// tile would leave most of its threads idle, and the plain copy's warps
+/// already read runs of several contiguous elements.
+constexpr int64_t kMinTiledSide = 8;
+/// The grid's limits: x, and y (and z).
+constexpr int64_t kMaxGridX = 2147483647, kMaxGridY = 65535;
+
+/// A tiled copy: out[outBatch + r·outRowStride + c] =
+/// src[base + srcBatch + r·srcRowStride + c·srcColStride] for the rows r,
+/// the columns c and each batch index's offsets.
+struct TiledCopy {
+  int64_t rows = 0, cols = 0; // the sizes of the tile pair
+  int64_t srcRowStride = 0, srcColStride = 0, outRowStride = 0;
+  int64_t rowTiles = 0, colTiles = 0, tiles = 0;
+  // The other output dimensions, outermost first, with their source and
+  // output strides; `batch` is their product (1 with none).
+  int batchRank = 0;
+  int64_t batch = 1;
+  int64_t batchDims[kTiledMaxRank] = {};
+  int64_t batchSrc[kTiledMaxRank] = {};
+  int64_t batchOut[kTiledMaxRank] = {};
+};
+
+/// Whether the strided copy over the coalesced layout (`rank` output
+/// dimensions `dims`, the source's `strides`; the output dense, row-major)
+/// should run tiled, and if so its plan: the output's last dimension is not
+/// the source's contiguous one (its stride is neither 1 nor 0, a
+/// broadcast), another output dimension is, and both are at least
+/// kMinTiledSide long. Which pair is tiled never changes what is copied,
+/// only how fast.
+inline bool planTiledCopy(int rank, const int64_t *dims,
+                          const int64_t *strides, TiledCopy &plan) {
+  if (rank < 2 || rank > kTiledMaxRank)
+    return false;
+  int last = rank - 1, rowDim = -1;
+  if (strides[last] == 1 || strides[last] == 0)
+    return false;
+  for (int d = 0; d < last && rowDim < 0; ++d)
+    if (strides[d] == 1)
+      rowDim = d;
+  if (rowDim < 0 || dims[rowDim] < kMinTiledSide || dims[last] < kMinTiledSide)
+    return false;
+  plan = TiledCopy();
+  plan.rows = dims[rowDim];
+  plan.cols = dims[last];
+  plan.srcRowStride = strides[rowDim];
+  plan.srcColStride = strides[last];
+  // The output's row-major strides, and the batch: the dimensions besides
+  // the pair, in order.
+  int64_t outStrides[kTiledMaxRank];
+  outStrides[last] = 1;
+  for (int d = last; d-- > 0;)
+    outStrides[d] = outStrides[d + 1] * dims[d + 1];
+  plan.outRowStride = outStrides[rowDim];
+  for (int d = 0; d < last; ++d) {
+    if (d == rowDim)
+      continue;
+    plan.batchDims[plan.batchRank] = dims[d];
+    plan.batchSrc[plan.batchRank] = strides[d];
+    plan.batchOut[plan.batchRank] = outStrides[d];
+    plan.batch *= dims[d];
+    ++plan.batchRank;
+  }
+  if (plan.batch == 0) // an empty result: nothing to copy
+    return false;
+  plan.rowTiles = (plan.rows + kTile - 1) / kTile;
+  plan.colTiles = (plan.cols + kTile - 1) / kTile;
+  plan.tiles = plan.rowTiles * plan.colTiles;
+  return true;
+}
+
+/// The grid of a tiled copy: x over the tiles, y over the batch, each at
+/// least 1 and within its limit (the kernel loops over both).
+inline void tiledGrid(const TiledCopy &plan, int64_t &x, int64_t &y) {
+  x = plan.tiles < 1 ? 1 : plan.tiles > kMaxGridX ? kMaxGridX : plan.tiles;
+  y = plan.batch < 1 ? 1 : plan.batch > kMaxGridY ? kMaxGridY : plan.batch;
+}
+
+/// The source and output offsets of batch index `b` (in [0, plan.batch)).
+TANDEM_HOST_DEVICE inline void tiledBatchOffsets(const TiledCopy &plan,
+                                                 int64_t b, int64_t &src,
+                                                 int64_t &out) {
+  src = out = 0;
+  for (int k = plan.batchRank - 1; k >= 0; --k) {
+    int64_t index = b % plan.batchDims[k];
+    b /= plan.batchDims[k];
+    src += index * plan.batchSrc[k];
+    out += index * plan.batchOut[k];
+  }
+}
+
+/// The first row and column of tile `t` (in [0, plan.tiles)).
+TANDEM_HOST_DEVICE inline void tileOrigin(const TiledCopy &plan, int64_t t,
+                                          int64_t &row0, int64_t &col0) {
+  row0 = t / plan.colTiles * kTile;
+  col0 = t % plan.colTiles * kTile;
+}
+
+/// The element of a tile (row r, column c, from its origin) that thread
+/// (tx, ty) of a kTile x kTileRows block reads in step j (0, kTileRows,
+/// ... below kTile): consecutive tx, consecutive rows, which the source
+/// holds contiguously.
+TANDEM_HOST_DEVICE inline void tiledReadAt(int tx, int ty, int j, int &r,
+                                           int &c) {
+  r = tx;
+  c = ty + j;
+}
+
+/// The element it writes in step j: consecutive tx, consecutive columns,
+/// which the output holds contiguously.
+TANDEM_HOST_DEVICE inline void tiledWriteAt(int tx, int ty, int j, int &r,
+                                            int &c) {
+  r = ty + j;
+  c = tx;
+}
+
+/// Offsets of row r, column c of the tile pair, past the batch's offsets.
+TANDEM_HOST_DEVICE inline int64_t tiledSrcOffset(const TiledCopy &plan,
+                                                 int64_t r, int64_t c) {
+  return r * plan.srcRowStride + c * plan.srcColStride;
+}
+TANDEM_HOST_DEVICE inline int64_t tiledOutOffset(const TiledCopy &plan,
+                                                 int64_t r, int64_t c) {
+  return r * plan.outRowStride + c;
 }
 
 /// Elements in `shape`; the loader has already refused shapes that overflow.

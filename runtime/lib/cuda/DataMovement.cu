@@ -2,7 +2,9 @@
 //
 // The DataMovement family of OpKinds.def on the GPU: constants, fill, iota,
 // cast, select, the strided copies (transpose, slice, broadcast_to,
-// dynamic_slice), concat, and embedding/gather with their index check.
+// dynamic_slice; tiled through shared memory where a transpose moves the
+// source's contiguous dimension), concat, and embedding/gather with their
+// index check.
 // Elements are copied as one word of their size. Transfer is not here: the
 // runtime does it with toDevice/toHost (Device.cpp); nor is shape, which
 // has no CUDA kernel.
@@ -13,6 +15,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 using namespace tandem::rt;
 using namespace tandem::rt::cuda;
@@ -41,6 +44,48 @@ __global__ void stridedCopy(Layout layout, int64_t n, int64_t base,
     int64_t o[1];
     offsetsOf(layout, i, 1, o);
     out[i] = src[base + o[0]];
+  }
+}
+
+/// The strided copy in tiles (Layout.h's TiledCopy): a block of kTile x
+/// kTileRows threads reads each tile along the source's contiguous
+/// dimension into shared memory and writes it along the output's, over the
+/// grid's tiles (x) and batch indices (y). Elements narrower than 4 bytes
+/// are kept as 4-byte words in shared memory and the rows padded by one, so
+/// that neither step has bank conflicts.
+template <typename W>
+__global__ void __launch_bounds__(kTile * kTileRows)
+    tiledCopy(TiledCopy plan, int64_t base, const W *src, W *out) {
+  using Slot = std::conditional_t<(sizeof(W) < 4), uint32_t, W>;
+  __shared__ Slot tile[kTile][kTile + 1]; // [column][row]
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  // Every thread of a block runs the same iterations (their bounds depend
+  // on the block alone), so the barriers are reached by all.
+  for (int64_t b = blockIdx.y; b < plan.batch; b += gridDim.y) {
+    int64_t srcBatch, outBatch;
+    tiledBatchOffsets(plan, b, srcBatch, outBatch);
+    const W *from = src + base + srcBatch;
+    W *to = out + outBatch;
+    for (int64_t t = blockIdx.x; t < plan.tiles; t += gridDim.x) {
+      int64_t row0, col0;
+      tileOrigin(plan, t, row0, col0);
+#pragma unroll
+      for (int j = 0; j < kTile; j += kTileRows) {
+        int r, c;
+        tiledReadAt(tx, ty, j, r, c);
+        if (row0 + r < plan.rows && col0 + c < plan.cols)
+          tile[c][r] = Slot(from[tiledSrcOffset(plan, row0 + r, col0 + c)]);
+      }
+      __syncthreads();
+#pragma unroll
+      for (int j = 0; j < kTile; j += kTileRows) {
+        int r, c;
+        tiledWriteAt(tx, ty, j, r, c);
+        if (row0 + r < plan.rows && col0 + c < plan.cols)
+          to[tiledOutOffset(plan, row0 + r, col0 + c)] = W(tile[c][r]);
+      }
+      __syncthreads(); // before the next tile overwrites this one
+    }
   }
 }
 
@@ -194,7 +239,8 @@ bool runSelect(const KernelCall &call) {
 
 /// Transpose (the permutation in the words), slice (starts, then strides),
 /// broadcast_to, dynamic_slice (its offsets are a host operand): a copy of
-/// operand 0 through strides.
+/// operand 0 through strides, tiled where that moves the source's
+/// contiguous dimension (launchStridedCopy).
 bool runStrided(const KernelCall &call) {
   const std::vector<TensorView> &ops = call.ops;
   const TensorView &out = call.out;
@@ -318,11 +364,27 @@ bool cuda::launchStridedCopy(dim3 grid, dim3 block, cudaStream_t stream,
                              const Layout &layout,
                              int64_t n, int64_t base, const uint8_t *src,
                              uint8_t *out, int item) {
+  static_assert(kMaxRank <= kTiledMaxRank, "a layout the tiled copy cannot take");
+  // Tiled where the source's contiguous dimension is not the output's last
+  // (a transpose that moves it): both read and write coalesced. Otherwise
+  // a thread per element, whose reads are then coalesced already (or a
+  // broadcast, strided by a slice's steps, or a tile pair with a side under
+  // kMinTiledSide).
+  TiledCopy plan;
+  bool tiled = planTiledCopy(layout.rank, layout.dims, layout.strides[0], plan);
+  int64_t x = 1, y = 1;
+  if (tiled)
+    tiledGrid(plan, x, y);
   return withWord(item, [&](auto w) {
     using W = decltype(w);
-    stridedCopy<W><<<grid, block, 0, stream>>>(layout, n, base,
-                                    reinterpret_cast<const W *>(src),
-                                    reinterpret_cast<W *>(out));
+    if (tiled)
+      tiledCopy<W><<<dim3(unsigned(x), unsigned(y)), dim3(kTile, kTileRows), 0,
+                     stream>>>(plan, base, reinterpret_cast<const W *>(src),
+                               reinterpret_cast<W *>(out));
+    else
+      stridedCopy<W><<<grid, block, 0, stream>>>(layout, n, base,
+                                                 reinterpret_cast<const W *>(src),
+                                                 reinterpret_cast<W *>(out));
   });
 }
 
