@@ -85,6 +85,8 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     int index = problem.ops.size();
     placed.isWeight = isa<WeightOp>(op);
     placed.aliasesOperand = isa<ViewLikeOpInterface>(op);
+    if (auto support = dyn_cast<DeviceSupportOpInterface>(op))
+      placed.gpuWorkspaceBytes = support.getGpuWorkspaceBytes();
     placed.cpuUs = estimateOpTimeUs(&op, DeviceKind::CPU, profile)
                        .value_or(kUnreachable);
     placed.gpuUs = estimateOpTimeUs(&op, DeviceKind::GPU, profile)

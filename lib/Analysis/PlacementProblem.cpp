@@ -230,7 +230,21 @@ PlacementProblem::gpuBuffers(const Placement &placement,
   DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
   collectGpuBuffers(placement, llvm::seq<int>(0, values.size()), bufferOf,
                     buffers, members, [](const PlacementValue &, const ValueUse &) {});
+  appendWorkspaces(placement, buffers, members);
   return buffers;
+}
+
+void PlacementProblem::appendWorkspaces(
+    const Placement &placement, std::vector<BufferLifetime> &buffers,
+    std::vector<std::vector<int>> *members) const {
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    if (!placement[index] || op.gpuWorkspaceBytes == 0)
+      continue;
+    int64_t point = 2 * int64_t(index) + 1;
+    buffers.push_back({op.gpuWorkspaceBytes, point, point});
+    if (members)
+      members->emplace_back();
+  }
 }
 
 int64_t PlacementProblem::aliasGroupBytesAt(int group,
@@ -272,6 +286,9 @@ PlacementProblem::moveEffect(Placement &placement, llvm::ArrayRef<int> moved,
       us += transferUs(value, placement);
     for (int group : groups)
       bytes += aliasGroupBytesAt(group, placement, point);
+    for (int op : moved)
+      if (placement[op] && point == 2 * int64_t(op) + 1)
+        bytes += alignBufferSize(ops[op].gpuWorkspaceBytes);
   };
   double usBefore, usAfter;
   int64_t bytesBefore, bytesAfter;
@@ -314,6 +331,7 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement,
           break;
         }
       });
+  appendWorkspaces(placement, buffers, nullptr);
   // GPU memory as a difference array over the program points.
   std::vector<int64_t> delta(getNumPoints() + 1, 0);
   for (const BufferLifetime &buffer : buffers) {

@@ -101,6 +101,20 @@ std::vector<GpuHolding> search::opsHoldingGpuMemory(
     if (holders.size() == 1)
       sole[holders.front()] += bytes;
   }
+  // A workspace (a buffer holding no value) is its op's alone, at its point.
+  if (point % 2 == 1) {
+    int op = int(point / 2);
+    if (op < int(problem.ops.size()) && placement[op] &&
+        problem.ops[op].gpuWorkspaceBytes > 0) {
+      holders.clear();
+      hold(op);
+      int64_t bytes = alignBufferSize(problem.ops[op].gpuWorkspaceBytes);
+      for (int holder : holders) {
+        held[holder] += bytes;
+        sole[holder] += bytes;
+      }
+    }
+  }
   std::vector<GpuHolding> result;
   for (auto [op, bytes] : llvm::enumerate(held))
     if (bytes > 0)

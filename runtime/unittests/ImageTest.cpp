@@ -73,7 +73,7 @@ TEST(ImageTest, RefusesAnUnknownKind) {
 TEST(ImageTest, RefusesAWrongAttributeCount) {
   EXPECT_EQ(decodeError(oneOpImage(img::kConv2d, {1, 1, 0})),
             "the model image is corrupt: op #0 (Conv2d) has 3 attribute "
-            "words, expected 8");
+            "words, expected 10");
   EXPECT_NE(decodeError(oneOpImage(img::kRelu, {7})).find("expected 0"),
             std::string::npos);
 }
@@ -97,7 +97,7 @@ TEST(ImageTest, KindsAreListedOnce) {
   EXPECT_STREQ(img::kindName(img::kConstant), "Constant");
   EXPECT_EQ(img::familyOf(img::kConv2d), img::KernelFamily::Conv);
   EXPECT_EQ(img::familyOf(img::kGather), img::KernelFamily::DataMovement);
-  EXPECT_EQ(img::attrWordCount(img::kConv2d), 8);
+  EXPECT_EQ(img::attrWordCount(img::kConv2d), 10);
   EXPECT_EQ(img::attrWordCount(img::kMaxPool2d), 6);
   EXPECT_EQ(img::attrWordCount(img::kAdd), 0);
   EXPECT_EQ(img::attrWordCount(img::kSlice), -1);

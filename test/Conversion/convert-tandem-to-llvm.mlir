@@ -12,7 +12,7 @@
 // softmax's one attribute word is its axis, -1 normalized to 1.
 
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: dense<[6071219827799574861, 3, 1, 1, 1, 2,
+// CHECK-SAME: dense<[6071219827799574861, 4, 1, 1, 1, 2,
 // CHECK-SAME: 22, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, 2,
 // CHECK-SAME: 18, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, 1, 0, 0, 2, 3, 2, 0, 2, 3, 2, 1, 1]>
 // CHECK: @tandem_model_strings("w\00tandem.matmul\00{{.*}}\00tandem.softmax\00
@@ -52,12 +52,13 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 // -----
 
 // Fixed-layout attributes (ImageAttrs.h): conv2d's Conv2dAttrs (strides,
-// padding, dilation, groups, hasBias) and max_pool2d's Pool2dAttrs
-// (kernel, strides defaulting to the kernel, padding).
+// padding, dilation, groups, hasBias, and the workspace's offset and bytes:
+// none on the CPU) and max_pool2d's Pool2dAttrs (kernel, strides defaulting
+// to the kernel, padding).
 
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: 40, 23, 0, 0,
-// CHECK-SAME: 8, 2, 2, 1, 1, 2, 2, 2, 1,
+// CHECK-SAME: 42, 23, 0, 0,
+// CHECK-SAME: 10, 2, 2, 1, 1, 2, 2, 2, 1, 0, 0,
 // CHECK-SAME: 27, 24, 0, {{[0-9]+}},
 // CHECK-SAME: 6, 2, 2, 2, 2, 0, 0]>
 func.func @main(%x: tensor<1x4x9x9xf32>) -> tensor<1x6x2x2xf32> {

@@ -69,3 +69,42 @@ func.func @main(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   %c = tandem.add %r2, %n {tandem.device = #tandem.device<cpu>} : tensor<1024xf32>
   return %c : tensor<1024xf32>
 }
+
+// -----
+
+// A GPU convolution's workspace (up to its im2col matrix: 1·4·3·3·6·6 f32 =
+// 5184 bytes) has arena bytes of its own at the convolution's step, at
+// tandem.workspace_offset; the arena holds it beside the three buffers live
+// there (1024 + 1152 + 1152). A CPU convolution has none.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME: tandem.gpu_arena_bytes = 8512 : i64
+// CHECK: tandem.conv2d {{.*}}tandem.device = #tandem.device<gpu>, tandem.offset = {{[0-9]+}} : i64, tandem.workspace_offset = {{[0-9]+}} : i64}
+// CHECK: tandem.conv2d
+// CHECK-NOT: tandem.workspace_offset
+// CHECK-SAME: tensor<1x8x6x6xf32>
+func.func @main(%x: tensor<1x4x8x8xf32>) -> (tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>) {
+  %xg = tandem.transfer %x : tensor<1x4x8x8xf32> to #tandem.device<gpu>
+  %w = tandem.weight "w" {tandem.device = #tandem.device<gpu>} : tensor<8x4x3x3xf32>
+  %y = tandem.conv2d %xg, %w {tandem.device = #tandem.device<gpu>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %yc = tandem.transfer %y : tensor<1x8x6x6xf32> to #tandem.device<cpu>
+  %wc = tandem.weight "w" {tandem.device = #tandem.device<cpu>} : tensor<8x4x3x3xf32>
+  %z = tandem.conv2d %x, %wc {tandem.device = #tandem.device<cpu>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  return %yc, %z : tensor<1x8x6x6xf32>, tensor<1x8x6x6xf32>
+}
+
+// -----
+
+// Over the budget at a convolution: its workspace is named among what is
+// alive.
+func.func @main(%x: tensor<1x4x8x8xf32>) -> tensor<1x8x6x6xf32> attributes {tandem.gpu_memory_budget = 4000 : i64} {
+  // expected-note @+1 {{alive at the peak: 1024 bytes (1.00 KiB) written by 'tandem.transfer'}}
+  %xg = tandem.transfer %x : tensor<1x4x8x8xf32> to #tandem.device<gpu>
+  // expected-note @+1 {{alive at the peak: 1152 bytes (1.12 KiB) written by 'tandem.weight'}}
+  %w = tandem.weight "w" {tandem.device = #tandem.device<gpu>} : tensor<8x4x3x3xf32>
+  // expected-error @+3 {{the GPU arena needs 8512 bytes, over the budget of 4000 bytes; at its peak, at this op, 8512 bytes (8.31 KiB) in 4 buffers are alive}}
+  // expected-note @+2 {{alive at the peak: 1152 bytes (1.12 KiB) written by 'tandem.conv2d'}}
+  // expected-note @+1 {{alive at the peak: 5184 bytes (5.06 KiB) the workspace of 'tandem.conv2d'}}
+  %y = tandem.conv2d %xg, %w {tandem.device = #tandem.device<gpu>} : (tensor<1x4x8x8xf32>, tensor<8x4x3x3xf32>) -> tensor<1x8x6x6xf32>
+  %yc = tandem.transfer %y : tensor<1x8x6x6xf32> to #tandem.device<cpu>
+  return %yc : tensor<1x8x6x6xf32>
+}

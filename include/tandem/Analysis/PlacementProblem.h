@@ -55,6 +55,9 @@ struct PlacementOp {
   /// (the memory plan gives it no buffer of its own), which then lives until
   /// the result's last use.
   bool aliasesOperand = false;
+  /// Scratch GPU memory the op uses while it runs on the GPU (a library's
+  /// workspace): a buffer of its own, live at the op's point only.
+  int64_t gpuWorkspaceBytes = 0;
 
   bool canRunOn(DeviceKind kind) const {
     return kind == DeviceKind::CPU ? cpuUs != kUnreachable
@@ -117,10 +120,17 @@ public:
 
   /// The GPU buffers of a placement with their lifetimes; `members`, if
   /// given, receives the values each buffer holds: one, or a value and the
-  /// GPU reshapes of it that alias its buffer.
+  /// GPU reshapes of it that alias its buffer. The GPU ops' workspaces come
+  /// last, in op order, holding no value (as --tandem-plan-memory lays them
+  /// out).
   std::vector<BufferLifetime>
   gpuBuffers(const Placement &placement,
              std::vector<std::vector<int>> *members = nullptr) const;
+
+  /// Appends the workspace buffer of each GPU-placed op that has one.
+  void appendWorkspaces(const Placement &placement,
+                        std::vector<BufferLifetime> &buffers,
+                        std::vector<std::vector<int>> *members) const;
 
   /// The bytes of the GPU arena once the placement's GPU buffers are laid
   /// out (planMemory), as --tandem-plan-memory will lay them out.

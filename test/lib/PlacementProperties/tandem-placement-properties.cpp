@@ -202,6 +202,14 @@ int64_t irPeakGpuBytes(func::FuncOp func) {
     }
     delta[first] += bytes;
     delta[end + 1] -= bytes;
+    // A workspace planned for the op (tandem.workspace_offset): live at the
+    // op only.
+    if (op.hasAttr(TandemDialect::kWorkspaceOffsetAttrName)) {
+      int64_t workspace = alignBufferSize(
+          cast<DeviceSupportOpInterface>(op).getGpuWorkspaceBytes());
+      delta[position[&op]] += workspace;
+      delta[position[&op] + 1] -= workspace;
+    }
   }
   int64_t live = 0, peak = 0;
   for (int64_t t = 0; t <= n; ++t) {

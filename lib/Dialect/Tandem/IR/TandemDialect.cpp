@@ -38,7 +38,8 @@ Operation *TandemDialect::materializeConstant(OpBuilder &builder,
 LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().strref();
-  if (name == kOffsetAttrName || name == kGpuMemoryBudgetAttrName ||
+  if (name == kOffsetAttrName || name == kWorkspaceOffsetAttrName ||
+      name == kGpuMemoryBudgetAttrName ||
       name == kCpuArenaBytesAttrName || name == kGpuArenaBytesAttrName) {
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
     if (!value || !value.getType().isSignlessInteger(64) ||
@@ -53,6 +54,7 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                            << "': the tandem dialect understands '"
                            << kDeviceAttrName << "', '" << kPinAttrName
                            << "', '" << kOffsetAttrName << "', '"
+                           << kWorkspaceOffsetAttrName << "', '"
                            << kGpuMemoryBudgetAttrName << "', '"
                            << kCpuArenaBytesAttrName << "' and '"
                            << kGpuArenaBytesAttrName << "'";

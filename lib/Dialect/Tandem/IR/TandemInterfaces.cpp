@@ -101,6 +101,21 @@ WorkEstimate Conv2dOp::estimateWork() {
       *this, plus(times(times(2, outputs), window), getB() ? outputs : 0));
 }
 
+int64_t Conv2dOp::getGpuWorkspaceBytes() {
+  // Enough for an explicit im2col GEMM (N·C·kH·kW·OH·OW elements), which
+  // covers the implicit-GEMM algorithms' small needs; capped, because cuDNN
+  // always has an algorithm that needs none.
+  constexpr int64_t kMaxWorkspaceBytes = int64_t(64) << 20;
+  ArrayRef<int64_t> x = getX().getType().getShape();
+  ArrayRef<int64_t> w = getW().getType().getShape();
+  ArrayRef<int64_t> y = getResult().getType().getShape();
+  int64_t elements =
+      times(times(times(x[0], x[1]), times(w[2], w[3])), times(y[2], y[3]));
+  int64_t elementBytes = bytesOf(getX()) / std::max<int64_t>(elementsOf(getX()), 1);
+  int64_t bytes = times(elements, elementBytes);
+  return std::min(bytes, kMaxWorkspaceBytes);
+}
+
 /// Each output reads a kH x kW window.
 static WorkEstimate poolingWork(Operation *op, ArrayRef<int64_t> kernel) {
   return readAllWriteAll(op, times(times(elementsOf(op->getResult(0)),

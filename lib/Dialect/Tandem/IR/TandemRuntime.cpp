@@ -134,6 +134,11 @@ LogicalResult Conv2dOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   llvm::copy(getDilation(), attrs.dilation);
   attrs.groups = getGroupsAttr().getInt();
   attrs.hasBias = getB() ? 1 : 0;
+  // Planned by --tandem-plan-memory for a GPU convolution only.
+  auto offset = (*this)->getAttrOfType<IntegerAttr>(
+      TandemDialect::kWorkspaceOffsetAttrName);
+  attrs.workspaceOffset = offset ? offset.getInt() : 0;
+  attrs.workspaceBytes = offset ? getGpuWorkspaceBytes() : 0;
   return write(attrs, words);
 }
 

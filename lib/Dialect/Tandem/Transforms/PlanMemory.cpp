@@ -70,6 +70,9 @@ LogicalResult planFunction(FunctionOpInterface func,
   }
 
   DeviceBuffers cpu, gpu;
+  // GPU ops' workspaces, laid out after every buffer in op order (as
+  // PlacementProblem::gpuBuffers lists them), each live at its op only.
+  DeviceBuffers workspaces;
   for (Operation *op : order) {
     if (op->hasTrait<mlir::OpTrait::IsTerminator>() ||
         isa<ViewLikeOpInterface>(op))
@@ -97,18 +100,31 @@ LogicalResult planFunction(FunctionOpInterface func,
     DeviceBuffers &buffers = device.isGPU() ? gpu : cpu;
     buffers.lifetimes.push_back(lifetime);
     buffers.writers.push_back(op);
+    auto support = dyn_cast<DeviceSupportOpInterface>(op);
+    if (int64_t bytes = support ? support.getGpuWorkspaceBytes() : 0;
+        bytes > 0 && device.isGPU()) {
+      workspaces.lifetimes.push_back({bytes, position[op], position[op]});
+      workspaces.writers.push_back(op);
+    }
   }
+  size_t firstWorkspace = gpu.lifetimes.size();
+  gpu.lifetimes.insert(gpu.lifetimes.end(), workspaces.lifetimes.begin(),
+                       workspaces.lifetimes.end());
+  gpu.writers.insert(gpu.writers.end(), workspaces.writers.begin(),
+                     workspaces.writers.end());
 
   Builder builder(func.getContext());
-  auto assign = [&](DeviceBuffers &buffers) {
+  auto assign = [&](DeviceBuffers &buffers, size_t firstWorkspace) {
     MemoryPlan plan = planMemory(buffers.lifetimes);
-    for (auto [writer, offset] : llvm::zip(buffers.writers, plan.offsets))
-      writer->setAttr(TandemDialect::kOffsetAttrName,
-                      builder.getI64IntegerAttr(offset));
+    for (auto [index, writer] : llvm::enumerate(buffers.writers))
+      writer->setAttr(index < firstWorkspace
+                          ? TandemDialect::kOffsetAttrName
+                          : TandemDialect::kWorkspaceOffsetAttrName,
+                      builder.getI64IntegerAttr(plan.offsets[index]));
     return plan.arenaBytes;
   };
-  int64_t cpuArena = assign(cpu);
-  int64_t gpuArena = assign(gpu);
+  int64_t cpuArena = assign(cpu, cpu.lifetimes.size());
+  int64_t gpuArena = assign(gpu, firstWorkspace);
   func->setAttr(TandemDialect::kCpuArenaBytesAttrName,
                 builder.getI64IntegerAttr(cpuArena));
   func->setAttr(TandemDialect::kGpuArenaBytesAttrName,
@@ -131,8 +147,9 @@ LogicalResult planFunction(FunctionOpInterface func,
     Operation *writer = gpu.writers[index];
     diag.attachNote(writer->getLoc())
         << "alive at the peak: " << gpu.lifetimes[index].bytes << " bytes ("
-        << formatBytes(gpu.lifetimes[index].bytes) << ") written by '"
-        << writer->getName() << "'";
+        << formatBytes(gpu.lifetimes[index].bytes) << ") "
+        << (index < firstWorkspace ? "written by" : "the workspace of")
+        << " '" << writer->getName() << "'";
   }
   return failure();
 }

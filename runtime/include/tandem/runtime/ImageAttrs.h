@@ -44,10 +44,12 @@ struct AxisEpsilonAttrs {
   int64_t axis;
   double epsilon;
 };
-/// (height, width) pairs.
+/// (height, width) pairs; the workspace a GPU convolution may use, at
+/// workspaceOffset in the GPU arena (workspaceBytes 0: none planned).
 struct Conv2dAttrs {
   int64_t strides[2], padding[2], dilation[2];
   int64_t groups, hasBias;
+  int64_t workspaceOffset, workspaceBytes;
 };
 struct Pool2dAttrs {
   int64_t kernel[2], strides[2], padding[2];

@@ -8,7 +8,7 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 3):
+// Layout (version 4):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes,
 //   numInputs  x tensor,
@@ -34,7 +34,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 3;
+constexpr int64_t kVersion = 4;
 
 /// Devices, as the image and the ABI number them.
 enum Device : int64_t { kCpu = 0, kGpu = 1 };

@@ -27,7 +27,8 @@ def Tandem_Dialect : Dialect {
 
     The placement passes record their results in more discardable
     attributes, each a non-negative i64: `tandem.offset` (an op's buffer
-    offset in its device's arena), and on functions
+    offset in its device's arena), `tandem.workspace_offset` (where a GPU
+    op's workspace is in the GPU arena), and on functions
     `tandem.gpu_memory_budget`, `tandem.cpu_arena_bytes` and
     `tandem.gpu_arena_bytes`.
   }];
@@ -52,6 +53,10 @@ def Tandem_Dialect : Dialect {
     /// Written by --tandem-plan-memory: an op's buffer offset in its
     /// device's arena, and each function's arena sizes.
     static constexpr ::llvm::StringLiteral kOffsetAttrName = "tandem.offset";
+    /// Written by --tandem-plan-memory on a GPU op with a workspace
+    /// (DeviceSupportOpInterface::getGpuWorkspaceBytes): its arena offset.
+    static constexpr ::llvm::StringLiteral kWorkspaceOffsetAttrName =
+        "tandem.workspace_offset";
     static constexpr ::llvm::StringLiteral kCpuArenaBytesAttrName =
         "tandem.cpu_arena_bytes";
     static constexpr ::llvm::StringLiteral kGpuArenaBytesAttrName =

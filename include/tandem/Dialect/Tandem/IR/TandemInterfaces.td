@@ -67,6 +67,15 @@ def Tandem_DeviceSupportOpInterface : OpInterface<"DeviceSupportOpInterface"> {
       "bool", "isHostOperand", (ins "unsigned":$operandIndex),
       /*methodBody=*/"",
       /*defaultImplementation=*/"return false;"
+    >,
+    InterfaceMethod<
+      [{Returns the scratch GPU memory the op's GPU kernel may use while it
+        runs (a library's workspace), in bytes. Placement counts it against
+        the budget at the op's own step, and --tandem-plan-memory gives it
+        arena bytes there (`tandem.workspace_offset`).}],
+      "int64_t", "getGpuWorkspaceBytes", (ins),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/"return 0;"
     >
   ];
 }

@@ -386,7 +386,9 @@ def Tandem_LinearOp : Tandem_Op<"linear", [Tandem_RunsAs<"Linear", ["writeRuntim
 
 def Tandem_Conv2dOp : Tandem_Op<"conv2d", [Tandem_RunsAs<"Conv2d", ["writeRuntimeAttrs"]>,
      SameOperandsAndResultElementType,
-                                           Tandem_OwnWork]> {
+                                           Tandem_OwnWork],
+    DeclareOpInterfaceMethods<Tandem_DeviceSupportOpInterface,
+                              ["getGpuWorkspaceBytes"]>> {
   let summary = "2-D convolution, NCHW input and OIHW filter";
   let description = [{
     x: [N, C, H, W], w: [O, C/groups, kH, kW], optional b: [O] →
@@ -396,7 +398,9 @@ def Tandem_Conv2dOp : Tandem_Op<"conv2d", [Tandem_RunsAs<"Conv2d", ["writeRuntim
     and O.
 
     Work: 2·N·O·OH·OW·(C/groups)·kH·kW FLOPs, plus N·O·OH·OW for the bias;
-    reads every operand, writes the result.
+    reads every operand, writes the result. On a GPU it may use a workspace
+    (cuDNN's) of up to its im2col matrix, N·C·kH·kW·OH·OW elements, capped at
+    64 MiB: planned in the GPU arena for its step and counted in the budget.
   }];
   let arguments = (ins Tandem_FloatTensor:$x, Tandem_FloatTensor:$w,
                    Optional<Tandem_FloatTensor>:$b,
