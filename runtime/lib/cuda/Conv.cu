@@ -1,13 +1,19 @@
 //===- Conv.cu - CUDA kernels for convolution and pooling -----------------===//
 //
 // The Conv family of OpKinds.def on the GPU: conv2d (grouped, dilated) and
-// max/average pooling over NCHW tensors, a thread per result element,
-// computing in f32 for f32, f16 and bf16.
+// max/average pooling over NCHW tensors. Convolutions go to cuDNN where it
+// loads, with the algorithm its heuristics rank first among those that fit
+// the workspace the memory plan gave the op (tandem.workspace_offset), and
+// the bias added by a kernel of ours. Our own kernels, a thread per result
+// element computing in f32 for f32, f16 and bf16, run the pooling, and the
+// convolutions cuDNN cannot (not loaded, sizes beyond its int descriptors,
+// no algorithm within the workspace).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CudaSupport.cuh"
 
+#include <climits>
 #include <vector>
 
 using namespace tandem::rt;
@@ -64,6 +70,120 @@ __global__ void poolKernel(ConvArgs a, bool max, const T *x, T *out) {
   }
 }
 
+/// y[n, o, :, :] += bias[o], computed in f32.
+template <typename T>
+__global__ void addChannelBias(int64_t n, int64_t channels, int64_t inner,
+                               const T *bias, T *y) {
+  GRID_LOOP(i, n) {
+    int64_t channel = (i / inner) % channels;
+    y[i] = fromFloat<T>(toFloat(y[i]) + toFloat(bias[channel]));
+  }
+}
+
+#if TANDEM_HAVE_CUDNN
+/// The convolution on cuDNN. Sets `done` when cuDNN ran it (false with
+/// call.error where it failed); leaves it false where cuDNN cannot take
+/// this convolution, for our kernel to run.
+bool convolveWithCudnn(const KernelCall &call, const ConvArgs &args,
+                       const img::Conv2dAttrs &attrs, bool &done) {
+  done = false;
+  Device &device = call.device;
+  cudnnDataType_t type;
+  switch (call.out.dtype) {
+  case DType::F32: type = CUDNN_DATA_FLOAT; break;
+  case DType::F16: type = CUDNN_DATA_HALF; break;
+  case DType::BF16: type = CUDNN_DATA_BFLOAT16; break;
+  default: return true;
+  }
+  // The legacy descriptors take int dimensions.
+  for (int64_t v : {args.n, args.c, args.h, args.w, args.o, args.oh, args.ow})
+    if (v <= 0 || v > INT_MAX)
+      return true;
+  // The workspace the plan gave the op, if it lies in the arena.
+  void *workspace = nullptr;
+  size_t workspaceBytes = 0;
+  if (attrs.workspaceBytes > 0 && attrs.workspaceOffset >= 0 &&
+      attrs.workspaceOffset <= device.arenaBytes - attrs.workspaceBytes) {
+    workspace = static_cast<uint8_t *>(device.arena) + attrs.workspaceOffset;
+    workspaceBytes = size_t(attrs.workspaceBytes);
+  }
+  const Cudnn *api = cudnnFor(device);
+  if (!api)
+    return true;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  // f32 in TF32 only when asked for; f16/bf16 on tensor cores.
+  cudnnMathType_t math = type != CUDNN_DATA_FLOAT ? CUDNN_TENSOR_OP_MATH
+                         : device.allowTf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
+                                            : CUDNN_FMA_MATH;
+  bool described =
+      api->cudnnCreateTensorDescriptor(&x) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnCreateTensorDescriptor(&y) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnCreateFilterDescriptor(&w) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnCreateConvolutionDescriptor(&conv) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnSetTensor4dDescriptor(x, CUDNN_TENSOR_NCHW, type, int(args.n),
+                                      int(args.c), int(args.h),
+                                      int(args.w)) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnSetTensor4dDescriptor(y, CUDNN_TENSOR_NCHW, type, int(args.n),
+                                      int(args.o), int(args.oh),
+                                      int(args.ow)) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnSetFilter4dDescriptor(w, type, CUDNN_TENSOR_NCHW, int(args.o),
+                                      int(args.cg), int(args.kh),
+                                      int(args.kw)) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnSetConvolution2dDescriptor(
+          conv, int(args.ph), int(args.pw), int(args.sh), int(args.sw),
+          int(args.dh), int(args.dw), CUDNN_CROSS_CORRELATION,
+          CUDNN_DATA_FLOAT) == CUDNN_STATUS_SUCCESS &&
+      api->cudnnSetConvolutionGroupCount(conv, int(attrs.groups)) ==
+          CUDNN_STATUS_SUCCESS &&
+      api->cudnnSetConvolutionMathType(conv, math) == CUDNN_STATUS_SUCCESS;
+  // The algorithm, chosen once per shape: the best ranked that fits.
+  int algorithm = -1;
+  if (described) {
+    std::vector<int64_t> key = {args.n,  args.c,  args.h,  args.w,  args.o,
+                                args.cg, args.kh, args.kw, args.sh, args.sw,
+                                args.ph, args.pw, args.dh, args.dw,
+                                attrs.groups, int64_t(type), int64_t(math),
+                                int64_t(workspaceBytes)};
+    auto found = device.convAlgorithms.find(key);
+    if (found != device.convAlgorithms.end()) {
+      algorithm = found->second;
+    } else {
+      cudnnConvolutionFwdAlgoPerf_t ranked[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int count = 0;
+      if (api->cudnnGetConvolutionForwardAlgorithm_v7(
+              device.dnn, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+              &count, ranked) == CUDNN_STATUS_SUCCESS)
+        for (int k = 0; k < count && algorithm < 0; ++k)
+          if (ranked[k].status == CUDNN_STATUS_SUCCESS &&
+              ranked[k].memory <= workspaceBytes)
+            algorithm = int(ranked[k].algo);
+      device.convAlgorithms[key] = algorithm;
+    }
+  }
+  bool ok = true;
+  if (algorithm >= 0) {
+    float one = 1.0f, zero = 0.0f; // f32 scalars: the compute type is f32
+    cudnnStatus_t status = api->cudnnConvolutionForward(
+        device.dnn, &one, x, call.ops[0].data, w, call.ops[1].data, conv,
+        cudnnConvolutionFwdAlgo_t(algorithm), workspace, workspaceBytes,
+        &zero, y, call.out.data);
+    done = true;
+    if (status != CUDNN_STATUS_SUCCESS) {
+      call.error = std::string("cuDNN convolution: ") +
+                   api->cudnnGetErrorString(status);
+      ok = false;
+    }
+  }
+  if (x) api->cudnnDestroyTensorDescriptor(x);
+  if (y) api->cudnnDestroyTensorDescriptor(y);
+  if (w) api->cudnnDestroyFilterDescriptor(w);
+  if (conv) api->cudnnDestroyConvolutionDescriptor(conv);
+  return ok;
+}
+#endif
+
 //===----------------------------------------------------------------------===//
 // Launches
 //===----------------------------------------------------------------------===//
@@ -84,6 +204,23 @@ bool runConvOrPool(const KernelCall &call) {
     args.sh = a.strides[0]; args.sw = a.strides[1];
     args.ph = a.padding[0]; args.pw = a.padding[1];
     args.dh = a.dilation[0]; args.dw = a.dilation[1]; args.og = w[0] / a.groups;
+#if TANDEM_HAVE_CUDNN
+    bool done = false;
+    if (!convolveWithCudnn(call, args, a, done))
+      return false;
+    if (done) {
+      if (ops.size() < 3)
+        return true;
+      int64_t n = countOf(out.shape);
+      withFloat(out.dtype, [&](auto t) {
+        using T = decltype(t);
+        addChannelBias<T><<<blocksFor(n), block, 0, call.stream()>>>(
+            n, args.o, args.oh * args.ow, static_cast<const T *>(ops[2].data),
+            static_cast<T *>(out.data));
+      });
+      return launched(call.error);
+    }
+#endif
     ok = withFloat(out.dtype, [&](auto t) {
       using T = decltype(t);
       conv2dKernel<T><<<grid, block, 0, call.stream()>>>(args, static_cast<const T *>(ops[0].data),

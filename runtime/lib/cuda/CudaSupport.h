@@ -20,10 +20,14 @@
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#if TANDEM_HAVE_CUDNN
+#include <cudnn.h>
+#endif
 
 #include <algorithm>
 #include <cassert>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -91,8 +95,28 @@ struct Cublas {
       long long, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
 };
 
+#if TANDEM_HAVE_CUDNN
+/// The cuDNN entry points the convolutions use (its legacy convolution API),
+/// opened with the first convolution (see loadCudnn in Device.cpp).
+#define TANDEM_CUDNN_FUNCTIONS(X)                                              \
+  X(cudnnCreate) X(cudnnDestroy) X(cudnnSetStream) X(cudnnGetErrorString)      \
+  X(cudnnCreateTensorDescriptor) X(cudnnSetTensor4dDescriptor)                 \
+  X(cudnnDestroyTensorDescriptor) X(cudnnCreateFilterDescriptor)               \
+  X(cudnnSetFilter4dDescriptor) X(cudnnDestroyFilterDescriptor)                \
+  X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)       \
+  X(cudnnSetConvolutionGroupCount) X(cudnnSetConvolutionMathType)              \
+  X(cudnnDestroyConvolutionDescriptor)                                         \
+  X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnConvolutionForward)
+struct Cudnn {
+#define TANDEM_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
+  TANDEM_CUDNN_FUNCTIONS(TANDEM_CUDNN_POINTER)
+#undef TANDEM_CUDNN_POINTER
+};
+#endif
+
 struct Device {
   void *arena = nullptr;
+  int64_t arenaBytes = 0;
   // Every op and copy of this runtime runs on this stream, in program order.
   cudaStream_t stream = nullptr;
   // Two pinned buffers of kStagingChunk bytes that copies go through, and
@@ -105,7 +129,21 @@ struct Device {
   unsigned long long *errorAt = nullptr;
   cublasHandle_t blas = nullptr; // bound to `stream`
   bool allowTf32 = false;         // f32 GEMMs in TF32 (start's option)
+#if TANDEM_HAVE_CUDNN
+  cudnnHandle_t dnn = nullptr; // made with the first convolution
+  bool dnnTried = false;       // whether that was tried (it may have failed)
+  // The algorithm cuDNN chose for each convolution shape (the key: the
+  // shapes, the attributes, the element type, the workspace), -1 where none
+  // fits the workspace.
+  std::map<std::vector<int64_t>, int> convAlgorithms;
+#endif
 };
+
+#if TANDEM_HAVE_CUDNN
+/// cuDNN and the device's handle on its stream, made on first use; null
+/// where cuDNN cannot be loaded (a one-line note says so, once per process).
+const Cudnn *cudnnFor(Device &device);
+#endif
 
 /// cuBLAS, once a start() has loaded it.
 const Cublas &cublas();

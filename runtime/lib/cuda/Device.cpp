@@ -14,7 +14,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <string>
 
 using namespace tandem::rt;
@@ -60,6 +62,31 @@ bool loadCublas(std::string &error) {
   cublasApi = api;
   return true;
 }
+
+#if TANDEM_HAVE_CUDNN
+/// cuDNN, opened like cuBLAS (and kept: RTLD_NODELETE), but on the first
+/// convolution: a model without one never loads it. False with `error`
+/// where it is missing or lacks an entry point.
+bool loadCudnn(Cudnn &api, std::string &error) {
+  std::string name = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
+  void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+  if (!library) {
+    const char *why = dlerror();
+    error = "cannot load " + name + ": " + (why ? why : "not found");
+    return false;
+  }
+#define TANDEM_CUDNN_LOAD(function)                                            \
+  api.function = reinterpret_cast<decltype(api.function)>(                     \
+      dlsym(library, #function));                                              \
+  if (!api.function) {                                                         \
+    error = name + " lacks " #function;                                        \
+    return false;                                                              \
+  }
+  TANDEM_CUDNN_FUNCTIONS(TANDEM_CUDNN_LOAD)
+#undef TANDEM_CUDNN_LOAD
+  return true;
+}
+#endif
 
 /// The two pinned staging buffers and their events, made on first use.
 bool ensureStaging(Device &state, std::string &error) {
@@ -162,6 +189,41 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
 //===----------------------------------------------------------------------===//
 
 const Cublas &cuda::cublas() { return cublasApi; }
+
+#if TANDEM_HAVE_CUDNN
+const Cudnn *cuda::cudnnFor(Device &device) {
+  static Cudnn api;
+  static std::string loadError;
+  static std::once_flag loaded;
+  std::call_once(loaded, [] {
+    if (!loadCudnn(api, loadError))
+      api = Cudnn();
+  });
+  if (!device.dnnTried) {
+    device.dnnTried = true;
+    std::string why = loadError;
+    if (api.cudnnCreate) {
+      cudnnStatus_t status = api.cudnnCreate(&device.dnn);
+      if (status == CUDNN_STATUS_SUCCESS)
+        status = api.cudnnSetStream(device.dnn, device.stream);
+      if (status != CUDNN_STATUS_SUCCESS) {
+        why = std::string("cudnnCreate: ") + api.cudnnGetErrorString(status);
+        if (device.dnn)
+          api.cudnnDestroy(device.dnn);
+        device.dnn = nullptr;
+      }
+    }
+    static std::once_flag noted;
+    if (!device.dnn)
+      std::call_once(noted, [&] {
+        std::fprintf(stderr, "note: cuDNN is not usable (%s): GPU "
+                             "convolutions use Tandem's own kernel\n",
+                     why.c_str());
+      });
+  }
+  return device.dnn ? &api : nullptr;
+}
+#endif
 
 bool cuda::check(cudaError_t status, const char *what, std::string &error) {
   if (status == cudaSuccess)
@@ -318,6 +380,7 @@ static bool startBackend(Device &state, int64_t arenaBytes,
             "--gpu-memory";
     return false;
   }
+  state.arenaBytes = asked;
   return check(cudaMalloc(&state.arena, size_t(asked)),
                "allocating the GPU arena", error);
 }
@@ -330,6 +393,10 @@ void cuda::stop(Device *device) {
     cudaStreamSynchronize(state.stream); // nothing may still use the memory
   if (state.blas)
     cublasApi.destroy(state.blas);
+#if TANDEM_HAVE_CUDNN
+  if (state.dnn)
+    cudnnFor(state)->cudnnDestroy(state.dnn);
+#endif
   for (int k = 0; k < 2; ++k) {
     if (state.staging[k])
       cudaFreeHost(state.staging[k]);
