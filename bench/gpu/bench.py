@@ -6,8 +6,14 @@ machine needs no LLVM:
                 budget of half what all-gpu needs) into DIR and copies the
                 shared libraries the binaries need besides CUDA's (OpenBLAS
                 and its Fortran runtime). Weights are not kept: the binaries
-                run with --random-weights, so DIR stays small (about 60 MB: eight
-                binaries of 2.3 MB and OpenBLAS).
+                run with --random-weights. It also compiles the kernel
+                microbenchmark's cases (kernels.py: one op each, all-gpu)
+                into DIR/kernels. Each binary carries the whole runtime with
+                its CUDA kernels (about 10 MB, nearly all of it the same in
+                every binary), so the binaries and libraries go into one xz
+                archive, DIR/binaries.tar.xz, whose window spans several
+                binaries: DIR stays small enough to carry to a GPU machine
+                (about 10 MB instead of about 370 MB).
   run DIR OUT   (on the GPU machine; needs torch with CUDA): runs both
                 binaries (--device-backend cuda), PyTorch eager on CUDA,
                 PyTorch with accelerate-style offload (weights on the host,
@@ -16,16 +22,26 @@ machine needs no LLVM:
                 copy bandwidth: PyTorch's pinned non_blocking copy (what
                 cudaMemcpyAsync from pinned memory gives) against the copies
                 the Tandem binary made. Writes OUT/results.md and
-                OUT/results.json.
+                OUT/results.json. Then the kernel microbenchmark
+                (kernels.py): each CUDA kernel family's time, achieved
+                bandwidth or FLOP/s against the H200's peaks and against
+                PyTorch, and its result against PyTorch's; its table and
+                numbers are added to OUT/results.md and OUT/results.json.
+                It unpacks DIR/binaries.tar.xz first.
 
 Without a GPU, `run` still runs (the binaries fall back to the sim backend,
-the PyTorch CUDA rows say n/a), so the script itself is exercised anywhere.
+the PyTorch CUDA rows say n/a; the kernel cases are skipped with a message
+unless TANDEM_KERNEL_BENCH_BACKEND=sim), so the script itself is exercised
+anywhere. TANDEM_GPU_BENCH_PARTS=models or =kernels (both by default)
+prepares and runs one part only.
 """
 import json
+import lzma
 import os
 import shutil
 import subprocess
 import sys
+import tarfile
 import time
 
 import torch
@@ -34,6 +50,11 @@ from torch import nn
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "test", "Frontend"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels  # noqa: E402
+
+PARTS = os.environ.get("TANDEM_GPU_BENCH_PARTS", "models,kernels").split(",")
+ARCHIVE = "binaries.tar.xz"
 
 
 def tower():
@@ -81,7 +102,7 @@ def prepare(folder):
     import tandem
     from tandem.compiled import run_compiler
     os.makedirs(folder, exist_ok=True)
-    for name in MODELS:
+    for name in MODELS if "models" in PARTS else ():
         model, args = build(name)
         prefix = os.path.join(folder, name)
         mlir_path, weights = tandem.export(model, args, prefix)
@@ -97,15 +118,85 @@ def prepare(folder):
         os.remove(weights)  # the GPU run uses --random-weights
         print(f"prepared {name}: all-gpu needs {need / 2**20:.0f} MiB; auto under "
               f"{budget / 2**20:.0f} MiB", flush=True)
+    if "kernels" in PARTS:
+        kernels.prepare(folder)
     libraries = os.path.join(folder, "lib")
     os.makedirs(libraries, exist_ok=True)
-    listing = subprocess.run(["ldd", f"{prefix}.auto"], capture_output=True,
-                             text=True).stdout
+    binaries = executables(folder)
+    listing = subprocess.run(["ldd", os.path.join(folder, binaries[0])],
+                             capture_output=True, text=True).stdout if binaries else ""
     for line in listing.splitlines():
         parts = line.split("=>")
         if len(parts) == 2 and any(k in parts[0] for k in ("openblas", "gfortran",
                                                             "quadmath")):
             shutil.copy(parts[1].split()[0], libraries)
+    pack(folder)
+
+
+def executables(folder):
+    """The compiled binaries under FOLDER, relative paths, sorted (those of
+    one kind next to each other)."""
+    found = []
+    for root, _, files in os.walk(folder):
+        for name in files:
+            path = os.path.join(root, name)
+            if (os.access(path, os.X_OK) and not name.endswith((".json", ".mlir"))
+                    and os.path.relpath(root, folder) != "lib"):
+                found.append(os.path.relpath(path, folder))
+    return sorted(found)
+
+
+def pack(folder):
+    """Moves the binaries and lib/ into FOLDER/binaries.tar.xz. The binaries
+    differ only in their model (the runtime and its CUDA kernels, ~10 MB, are
+    in each): LZMA2 with a 32 MiB window finds each binary's runtime in the
+    one before it, so each after the first costs tens of kilobytes; preset 0
+    keeps the step to seconds (OpenBLAS, 36 MB, is most of the work)."""
+    started = time.perf_counter()
+    members = executables(folder)
+    libraries = os.path.join(folder, "lib")
+    if os.path.isdir(libraries):
+        members += [os.path.join("lib", name) for name in sorted(os.listdir(libraries))]
+    raw_bytes = sum(os.path.getsize(os.path.join(folder, m)) for m in members)
+    filters = [{"id": lzma.FILTER_LZMA2, "preset": 0, "dict_size": 32 << 20}]
+    archive = os.path.join(folder, ARCHIVE)
+    with lzma.open(archive + ".tmp", "wb", format=lzma.FORMAT_XZ,
+                   filters=filters) as raw:
+        with tarfile.open(fileobj=raw, mode="w|", dereference=True) as tar:
+            for member in members:
+                tar.add(os.path.join(folder, member), arcname=member)
+    os.replace(archive + ".tmp", archive)
+    for member in members:
+        os.remove(os.path.join(folder, member))
+    if os.path.isdir(libraries) and not os.listdir(libraries):
+        os.rmdir(libraries)
+    stamp = os.path.join(folder, ".unpacked")
+    if os.path.exists(stamp):
+        os.remove(stamp)
+    print(f"packed {len(members)} files ({raw_bytes / 2**20:.0f} MiB) into {ARCHIVE} "
+          f"({os.path.getsize(archive) / 2**20:.1f} MiB) in "
+          f"{time.perf_counter() - started:.1f} s", flush=True)
+
+
+def unpack(folder):
+    """Extracts FOLDER/binaries.tar.xz in place, once (a stamp records which
+    archive was extracted)."""
+    archive = os.path.join(folder, ARCHIVE)
+    if not os.path.exists(archive):
+        return
+    stamp = os.path.join(folder, ".unpacked")
+    key = f"{os.path.getsize(archive)} {os.path.getmtime(archive)}"
+    if os.path.exists(stamp):
+        with open(stamp) as f:
+            if f.read() == key:
+                return
+    with tarfile.open(archive, "r:xz") as tar:
+        if hasattr(tarfile, "data_filter"):  # Python 3.12, and 3.8-3.11 updates
+            tar.extractall(folder, filter="data")
+        else:
+            tar.extractall(folder)
+    with open(stamp, "w") as f:
+        f.write(key)
 
 
 def run_binary(binary, runs):
@@ -189,6 +280,14 @@ def pinned_bandwidth():
 
 def run(folder, out):
     os.makedirs(out, exist_ok=True)
+    unpack(folder)
+    if "models" in PARTS:
+        run_models(folder, out)
+    if "kernels" in PARTS:
+        kernels.run(folder, out)  # adds to results.json and results.md
+
+
+def run_models(folder, out):
     results = {"gpu": torch.cuda.get_device_name(0) if torch.cuda.is_available()
                else None, "models": {}}
     for name, (_, runs) in MODELS.items():

@@ -2,14 +2,22 @@
 # The GPU benchmark: on a machine with a CUDA GPU, runs the CUDA tests and
 # measures Tandem all-gpu vs Tandem auto under a budget vs PyTorch eager CUDA
 # vs PyTorch with accelerate-style offload on the same models and budget,
-# and copy bandwidth against pinned cudaMemcpyAsync (bench.py says how).
+# and copy bandwidth against pinned cudaMemcpyAsync (bench.py says how);
+# then the kernel microbenchmark (kernels.py): one op per CUDA kernel family
+# at a realistic size, its time, GB/s or TFLOP/s against the H200's peaks
+# and against PyTorch on the same GPU, and its result against PyTorch's.
 # Results go to OUT (results.md, results.json, cuda-tests.txt).
+# TANDEM_GPU_BENCH_PARTS=kernels (or =models) runs one part only;
+# TANDEM_KERNEL_BENCH_ONLY=SUBSTRING some kernel cases; the kernel cases
+# stop starting after TANDEM_KERNEL_BENCH_BUDGET_S seconds (240).
 #
 # Usage: bench/gpu/run.sh OUT [PREPARED]
 #   Without PREPARED, it first prepares the binaries in OUT/prepared (needs
 #   the built tree: scripts/setup.sh). With PREPARED (made elsewhere by
 #   `python3 bench/gpu/bench.py prepare DIR`), it needs only PyTorch and the
-#   GPU: the way to run it on a GPU machine that has no LLVM.
+#   GPU: the way to run it on a GPU machine that has no LLVM. PREPARED holds
+#   the binaries and libraries packed in binaries.tar.xz (about 10 MB);
+#   the run unpacks it in place.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: bench/gpu/run.sh OUT [PREPARED]}
