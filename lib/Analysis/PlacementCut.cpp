@@ -119,6 +119,10 @@ CutGraph::CutGraph(const PlacementProblem &problem,
     if (auto span = opPricedSpan(problem, index))
       gpuUs += price(alignedResultBytes(problem, op), span->first,
                      span->second);
+    // Its workspace, at its own point, is its alone.
+    int64_t point = 2 * int64_t(index) + 1;
+    if (op.gpuWorkspaceBytes > 0)
+      gpuUs += price(alignBufferSize(op.gpuWorkspaceBytes), point, point);
     addEdge(source, index, gpuAllowed ? gpuUs : kUnreachable);
     addEdge(index, sink, cpuAllowed ? op.cpuUs : kUnreachable);
   }
@@ -203,11 +207,15 @@ std::vector<int64_t> search::pricedGpuBytes(const PlacementProblem &problem,
     delta[first] += bytes;
     delta[last + 1] -= bytes;
   };
-  for (size_t index = 0; index < problem.ops.size(); ++index)
-    if (placement[index])
-      if (auto span = opPricedSpan(problem, index))
-        charge(alignedResultBytes(problem, problem.ops[index]), span->first,
-               span->second);
+  for (size_t index = 0; index < problem.ops.size(); ++index) {
+    if (!placement[index])
+      continue;
+    if (auto span = opPricedSpan(problem, index))
+      charge(alignedResultBytes(problem, problem.ops[index]), span->first,
+             span->second);
+    int64_t point = 2 * int64_t(index) + 1;
+    charge(alignBufferSize(problem.ops[index].gpuWorkspaceBytes), point, point);
+  }
   for (const PlacementValue &value : problem.values) {
     int lastGpu = -1;
     for (int consumer : value.consumers)

@@ -113,10 +113,18 @@ bool convolveWithCudnn(const KernelCall &call, const ConvArgs &args,
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  // f32 in TF32 only when asked for; f16/bf16 on tensor cores.
+  // The math cuDNN may use: strict f32 (FMA) unless TF32 is allowed, when
+  // its default (TF32 tensor cores on Ampere and later) is; tensor cores for
+  // f16/bf16. Never ALLOW_CONVERSION, which would run f32 data in f16.
+  bool strict = type == CUDNN_DATA_FLOAT && !device.allowTf32;
   cudnnMathType_t math = type != CUDNN_DATA_FLOAT ? CUDNN_TENSOR_OP_MATH
-                         : device.allowTf32 ? CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION
-                                            : CUDNN_FMA_MATH;
+                         : strict                 ? CUDNN_FMA_MATH
+                                                  : CUDNN_DEFAULT_MATH;
+  auto allowed = [&](cudnnMathType_t ranked) {
+    if (ranked == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      return false;
+    return !strict || ranked == CUDNN_FMA_MATH;
+  };
   bool described =
       api->cudnnCreateTensorDescriptor(&x) == CUDNN_STATUS_SUCCESS &&
       api->cudnnCreateTensorDescriptor(&y) == CUDNN_STATUS_SUCCESS &&
@@ -138,39 +146,64 @@ bool convolveWithCudnn(const KernelCall &call, const ConvArgs &args,
       api->cudnnSetConvolutionGroupCount(conv, int(attrs.groups)) ==
           CUDNN_STATUS_SUCCESS &&
       api->cudnnSetConvolutionMathType(conv, math) == CUDNN_STATUS_SUCCESS;
-  // The algorithm, chosen once per shape: the best ranked that fits.
-  int algorithm = -1;
-  if (described) {
-    std::vector<int64_t> key = {args.n,  args.c,  args.h,  args.w,  args.o,
-                                args.cg, args.kh, args.kw, args.sh, args.sw,
-                                args.ph, args.pw, args.dh, args.dw,
-                                attrs.groups, int64_t(type), int64_t(math),
-                                int64_t(workspaceBytes)};
-    auto found = device.convAlgorithms.find(key);
-    if (found != device.convAlgorithms.end()) {
-      algorithm = found->second;
-    } else {
-      cudnnConvolutionFwdAlgoPerf_t ranked[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      int count = 0;
-      if (api->cudnnGetConvolutionForwardAlgorithm_v7(
-              device.dnn, x, w, conv, y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
-              &count, ranked) == CUDNN_STATUS_SUCCESS)
-        for (int k = 0; k < count && algorithm < 0; ++k)
-          if (ranked[k].status == CUDNN_STATUS_SUCCESS &&
-              ranked[k].memory <= workspaceBytes)
-            algorithm = int(ranked[k].algo);
-      device.convAlgorithms[key] = algorithm;
+  // The algorithm and its math type, chosen once per shape: the first
+  // cuDNN's heuristics rank whose math the precision allows and whose
+  // workspace, as cuDNN reports it for that math, fits the planned one.
+  Device::ConvChoice choice;
+  std::vector<int64_t> key = {args.n,  args.c,  args.h,  args.w,  args.o,
+                              args.cg, args.kh, args.kw, args.sh, args.sw,
+                              args.ph, args.pw, args.dh, args.dw,
+                              attrs.groups, int64_t(type), int64_t(math),
+                              int64_t(workspaceBytes)};
+  auto found = device.convAlgorithms.find(key);
+  if (!described) {
+    // cuDNN refused the descriptors: our kernel runs it.
+  } else if (found != device.convAlgorithms.end()) {
+    choice = found->second;
+  } else {
+    int most = 0;
+    std::vector<cudnnConvolutionFwdAlgoPerf_t> ranked;
+    if (api->cudnnGetConvolutionForwardAlgorithmMaxCount(device.dnn, &most) ==
+        CUDNN_STATUS_SUCCESS && most > 0)
+      ranked.resize(size_t(most));
+    int count = 0;
+    if (!ranked.empty() &&
+        api->cudnnGetConvolutionForwardAlgorithm_v7(
+            device.dnn, x, w, conv, y, most, &count, ranked.data()) !=
+            CUDNN_STATUS_SUCCESS)
+      count = 0;
+    for (int k = 0; k < count && choice.algorithm < 0; ++k) {
+      const cudnnConvolutionFwdAlgoPerf_t &entry = ranked[size_t(k)];
+      size_t needed = 0;
+      if (entry.status != CUDNN_STATUS_SUCCESS || !allowed(entry.mathType) ||
+          api->cudnnSetConvolutionMathType(conv, entry.mathType) !=
+              CUDNN_STATUS_SUCCESS ||
+          api->cudnnGetConvolutionForwardWorkspaceSize(
+              device.dnn, x, w, conv, y, entry.algo, &needed) !=
+              CUDNN_STATUS_SUCCESS ||
+          needed > workspaceBytes)
+        continue;
+      choice = {int(entry.algo), int(entry.mathType)};
     }
+    device.convAlgorithms[key] = choice;
   }
   bool ok = true;
-  if (algorithm >= 0) {
+  if (choice.algorithm >= 0 &&
+      api->cudnnSetConvolutionMathType(conv, cudnnMathType_t(choice.math)) ==
+          CUDNN_STATUS_SUCCESS) {
     float one = 1.0f, zero = 0.0f; // f32 scalars: the compute type is f32
     cudnnStatus_t status = api->cudnnConvolutionForward(
         device.dnn, &one, x, call.ops[0].data, w, call.ops[1].data, conv,
-        cudnnConvolutionFwdAlgo_t(algorithm), workspace, workspaceBytes,
+        cudnnConvolutionFwdAlgo_t(choice.algorithm), workspace, workspaceBytes,
         &zero, y, call.out.data);
-    done = true;
-    if (status != CUDNN_STATUS_SUCCESS) {
+    if (status == CUDNN_STATUS_SUCCESS) {
+      done = true;
+    } else if (status == CUDNN_STATUS_NOT_SUPPORTED ||
+               status == CUDNN_STATUS_BAD_PARAM) {
+      // cuDNN cannot take it after all: our kernel runs it, now and later.
+      device.convAlgorithms[key] = Device::ConvChoice();
+    } else {
+      done = true;
       call.error = std::string("cuDNN convolution: ") +
                    api->cudnnGetErrorString(status);
       ok = false;

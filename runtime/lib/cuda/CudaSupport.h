@@ -65,8 +65,31 @@ inline Layout layoutOf(std::vector<int64_t> out,
 constexpr size_t kStagingChunk = size_t(16) << 20;
 
 /// GPU memory left free beside the arena for cuBLAS's workspaces (a GEMM
-/// may ask for tens of MiB) and the kernels' launches.
+/// may ask for tens of MiB), cuDNN's handle and the kernels' launches (a
+/// convolution's workspace is in the arena: the memory plan sizes it).
 constexpr int64_t kWorkspaceHeadroom = int64_t(256) << 20;
+
+/// Makes GPU 0 current for the calling thread while it lives, and restores
+/// the thread's device after: a host program may have made another GPU
+/// current on the thread that calls into the model.
+class OnDevice {
+public:
+  OnDevice() {
+    if (cudaGetDevice(&previous_) != cudaSuccess)
+      previous_ = 0;
+    if (previous_ != 0)
+      cudaSetDevice(0);
+  }
+  ~OnDevice() {
+    if (previous_ != 0)
+      cudaSetDevice(previous_);
+  }
+  OnDevice(const OnDevice &) = delete;
+  OnDevice &operator=(const OnDevice &) = delete;
+
+private:
+  int previous_ = 0;
+};
 
 /// The grid for `n` items (Layout.h's launchBlocks: never zero blocks).
 inline dim3 blocksFor(int64_t n) { return dim3(unsigned(launchBlocks(n))); }
@@ -106,7 +129,9 @@ struct Cublas {
   X(cudnnCreateConvolutionDescriptor) X(cudnnSetConvolution2dDescriptor)       \
   X(cudnnSetConvolutionGroupCount) X(cudnnSetConvolutionMathType)              \
   X(cudnnDestroyConvolutionDescriptor)                                         \
-  X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnConvolutionForward)
+  X(cudnnGetConvolutionForwardAlgorithmMaxCount)                              \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)                                    \
+  X(cudnnGetConvolutionForwardWorkspaceSize) X(cudnnConvolutionForward)
 struct Cudnn {
 #define TANDEM_CUDNN_POINTER(name) decltype(&::name) name = nullptr;
   TANDEM_CUDNN_FUNCTIONS(TANDEM_CUDNN_POINTER)
@@ -123,6 +148,7 @@ struct Device {
   // the events that say when the DMA out of (or into) each is done.
   uint8_t *staging[2] = {nullptr, nullptr};
   cudaEvent_t stagingDone[2] = {nullptr, nullptr};
+  int nextStaging = 0; // the buffer the next chunk goes through
   // Device: the first failing position a kernel found (an out-of-range
   // index, a division by zero), ~0 for none. Kernels lower it with
   // atomicMin, so the position reported is the first, as on the CPU.
@@ -132,10 +158,14 @@ struct Device {
 #if TANDEM_HAVE_CUDNN
   cudnnHandle_t dnn = nullptr; // made with the first convolution
   bool dnnTried = false;       // whether that was tried (it may have failed)
-  // The algorithm cuDNN chose for each convolution shape (the key: the
-  // shapes, the attributes, the element type, the workspace), -1 where none
-  // fits the workspace.
-  std::map<std::vector<int64_t>, int> convAlgorithms;
+  // The algorithm and math type cuDNN chose for each convolution (the key:
+  // the shapes, the attributes, the element type, the math allowed, the
+  // workspace); algorithm -1 where cuDNN has none that fits or refused it.
+  struct ConvChoice {
+    int algorithm = -1;
+    int math = 0;
+  };
+  std::map<std::vector<int64_t>, ConvChoice> convAlgorithms;
 #endif
 };
 

@@ -31,9 +31,21 @@ Cublas cublasApi;
 /// and, once loaded, it stays (RTLD_NODELETE: cuBLAS leaks memory each time
 /// it is unloaded, so a process that loads and closes many models would
 /// grow).
+bool openCublas(std::string &error);
+
+/// Opens cuBLAS once per process (two models may start at once on two
+/// threads); every later call gets the first one's answer.
 bool loadCublas(std::string &error) {
-  if (cublasApi.create)
-    return true;
+  static std::once_flag once;
+  static bool loaded = false;
+  static std::string why;
+  std::call_once(once, [] { loaded = openCublas(why); });
+  if (!loaded)
+    error = why;
+  return loaded;
+}
+
+bool openCublas(std::string &error) {
   std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
   void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!library) {
@@ -139,9 +151,13 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
   };
   auto *out = static_cast<uint8_t *>(dst);
   const auto *in = static_cast<const uint8_t *>(src);
+  // Chunks take the buffers in turn across copies too, so that two small
+  // uploads in a row need not wait for each other's DMA.
+  size_t first = size_t(state.nextStaging);
+  state.nextStaging = int((first + chunks) % 2);
   if (toDevice) {
     for (size_t i = 0; i < chunks; ++i) {
-      int k = int(i % 2);
+      int k = int((first + i) % 2);
       // The DMA that last used this buffer must be done before it is
       // refilled (an event never recorded is complete).
       if (!check(cudaEventSynchronize(state.stagingDone[k]),
@@ -160,7 +176,7 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
   }
   // Device to host: the DMA of chunk i + 1 runs while chunk i is copied out.
   auto fetch = [&](size_t i) {
-    int k = int(i % 2);
+    int k = int((first + i) % 2);
     return check(cudaMemcpyAsync(state.staging[k], in + i * kStagingChunk,
                                  span(i), cudaMemcpyDeviceToHost,
                                  state.stream),
@@ -171,7 +187,7 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
   if (!fetch(0))
     return false;
   for (size_t i = 0; i < chunks; ++i) {
-    int k = int(i % 2);
+    int k = int((first + i) % 2);
     if (i + 1 < chunks && !fetch(i + 1))
       return false;
     if (!check(cudaEventSynchronize(state.stagingDone[k]),
@@ -203,11 +219,14 @@ const Cudnn *cuda::cudnnFor(Device &device) {
     device.dnnTried = true;
     std::string why = loadError;
     if (api.cudnnCreate) {
+      const char *step = "cudnnCreate";
       cudnnStatus_t status = api.cudnnCreate(&device.dnn);
-      if (status == CUDNN_STATUS_SUCCESS)
+      if (status == CUDNN_STATUS_SUCCESS) {
+        step = "cudnnSetStream";
         status = api.cudnnSetStream(device.dnn, device.stream);
+      }
       if (status != CUDNN_STATUS_SUCCESS) {
-        why = std::string("cudnnCreate: ") + api.cudnnGetErrorString(status);
+        why = std::string(step) + ": " + api.cudnnGetErrorString(status);
         if (device.dnn)
           api.cudnnDestroy(device.dnn);
         device.dnn = nullptr;
@@ -376,7 +395,7 @@ static bool startBackend(Device &state, int64_t arenaBytes,
             " bytes free of " +
             std::to_string(total) + " (less " +
             std::to_string(kWorkspaceHeadroom) +
-            " kept for cuBLAS's workspaces): compile with a smaller "
+            " kept for cuBLAS's and cuDNN's own memory): compile with a smaller "
             "--gpu-memory";
     return false;
   }
@@ -388,6 +407,7 @@ static bool startBackend(Device &state, int64_t arenaBytes,
 void cuda::stop(Device *device) {
   if (!device)
     return;
+  OnDevice onDevice;
   Device &state = *device;
   if (state.stream)
     cudaStreamSynchronize(state.stream); // nothing may still use the memory
@@ -414,14 +434,17 @@ void *cuda::arena(Device *device) { return device->arena; }
 
 bool cuda::toDevice(Device *device, void *deviceData, const void *host,
                     size_t bytes, std::string &error) {
+  OnDevice onDevice;
   return staged(*device, deviceData, host, bytes, true, error);
 }
 
 bool cuda::toHost(Device *device, void *host, const void *deviceData,
                   size_t bytes, std::string &error) {
+  OnDevice onDevice;
   return staged(*device, host, deviceData, bytes, false, error);
 }
 
 bool cuda::synchronize(Device *device, std::string &error) {
+  OnDevice onDevice;
   return check(cudaStreamSynchronize(device->stream), "GPU work", error);
 }

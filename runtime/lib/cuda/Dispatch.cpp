@@ -43,6 +43,10 @@ bool cuda::runKernel(Device *device, int64_t kind,
                      const std::vector<TensorView> &ops,
                      const TensorView &out, const std::vector<int64_t> &a,
                      std::string &error) {
+  OnDevice onDevice;
+  // An error an earlier call left (cudaGetLastError reports the last error
+  // of any call) must not be taken for this op's launch failing.
+  cudaGetLastError();
   int64_t n = countOf(out.shape);
   int item = int(dtypeSize(out.dtype));
   // The kernels' layouts hold kMaxRank dimensions: an operand of higher

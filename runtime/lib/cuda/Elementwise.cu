@@ -18,12 +18,26 @@ namespace img = tandem::image;
 
 namespace {
 
+/// The offsets of result element i in the two operands. Dense operands (and
+/// a scalar broadcast) merge into one dimension, where the offset is a
+/// multiply: no 64-bit division per element, which would otherwise make a
+/// memory-bound op compute-bound on the GPU.
+__device__ inline void operandOffsets(const Layout &layout, int64_t i,
+                                      int64_t *o) {
+  if (layout.rank == 1) {
+    o[0] = i * layout.strides[0][0];
+    o[1] = i * layout.strides[1][0];
+  } else {
+    offsetsOf(layout, i, 2, o);
+  }
+}
+
 template <typename T>
 __global__ void binaryFloat(int kind, Layout layout, int64_t n, const T *a,
                             const T *b, T *out) {
   GRID_LOOP(i, n) {
     int64_t o[2];
-    offsetsOf(layout, i, 2, o);
+    operandOffsets(layout, i, o);
     float x = toFloat(a[o[0]]), y = toFloat(b[o[1]]), r = 0;
     switch (kind) {
     case img::kAdd: r = x + y; break;
@@ -45,7 +59,7 @@ __global__ void binaryInt(int kind, Layout layout, int64_t n, const T *a,
                           const T *b, T *out, unsigned long long *errorAt) {
   GRID_LOOP(i, n) {
     int64_t o[2];
-    offsetsOf(layout, i, 2, o);
+    operandOffsets(layout, i, o);
     T x = a[o[0]], y = b[o[1]], r = 0;
     bool byZero = false;
     switch (kind) {
@@ -105,7 +119,7 @@ __global__ void compareKernel(int predicate, Layout layout, int64_t n,
                               const T *a, const T *b, uint8_t *out) {
   GRID_LOOP(i, n) {
     int64_t o[2];
-    offsetsOf(layout, i, 2, o);
+    operandOffsets(layout, i, o);
     out[i] = comparePredicate(predicate, orderKey(a[o[0]]), orderKey(b[o[1]]));
   }
 }
@@ -125,8 +139,11 @@ bool runBinary(const KernelCall &call) {
   bool integer = dtype == DType::I64 || dtype == DType::I32;
   if (integer && kind == img::kPow)
     return call.unsupported();
+  // Only an integer division can fail (by zero); only it waits to read
+  // back where.
+  bool checks = integer && kind == img::kDiv;
   unsigned long long *errorAt = call.device.errorAt;
-  if (integer && !call.resetErrorAt())
+  if (checks && !call.resetErrorAt())
     return false;
   if (dtype == DType::I64)
     binaryInt<int64_t><<<grid, block, 0, call.stream()>>>(int(kind), layout, n,
@@ -148,7 +165,7 @@ bool runBinary(const KernelCall &call) {
   if (!launched(call.error))
     return false;
   int64_t first = -1;
-  if (integer && !call.readErrorAt(first))
+  if (checks && !call.readErrorAt(first))
     return false;
   if (first >= 0) {
     call.error = "integer division by zero";

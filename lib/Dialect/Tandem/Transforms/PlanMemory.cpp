@@ -69,8 +69,13 @@ LogicalResult planFunction(FunctionOpInterface func,
     }
   }
 
+  // A workspace planned before (the ops may have moved since) is planned
+  // again below, where the op is still on the GPU.
+  for (Operation *op : order)
+    op->removeAttr(TandemDialect::kWorkspaceOffsetAttrName);
+
   DeviceBuffers cpu, gpu;
-  // GPU ops' workspaces, laid out after every buffer in op order (as
+  // GPU ops' workspaces, listed after every buffer in op order (as
   // PlacementProblem::gpuBuffers lists them), each live at its op only.
   DeviceBuffers workspaces;
   for (Operation *op : order) {

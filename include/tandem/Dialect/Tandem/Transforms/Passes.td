@@ -115,8 +115,8 @@ def PlanMemory : Pass<"tandem-plan-memory", "::mlir::ModuleOp"> {
     function. Function arguments and weights on the CPU (read from the
     mapped weights file) have no arena buffer. A GPU op with a workspace
     (DeviceSupportOpInterface::getGpuWorkspaceBytes: a convolution's cuDNN
-    workspace) gets arena bytes live at that op only, after every buffer,
-    recorded as `tandem.workspace_offset`.
+    workspace) gets arena bytes live at that op only, recorded as
+    `tandem.workspace_offset`.
 
     Fails when the GPU arena exceeds the budget (`gpu-memory`, or the
     `tandem.gpu_memory_budget` that --tandem-place recorded), naming the
