@@ -36,7 +36,7 @@ bool available(std::string &why);
 std::string describeDevices();
 
 /// Sets up GPU 0 with an arena of `arenaBytes`; null with `error` if not.
-/// With `allowTf32`, f32 GEMMs run on tensor cores in TF32 (each input
+/// With `allowTf32`, f32 GEMMs and convolutions run on tensor cores in TF32 (each input
 /// rounded to 10 mantissa bits, products summed in f32): several times
 /// faster, with relative errors near 1e-3 instead of 1e-6.
 Device *start(int64_t arenaBytes, bool allowTf32, std::string &error);

@@ -41,8 +41,8 @@ struct Options {
   std::optional<int64_t> gpuMemory;
   int64_t repeat = 1;
   bool profile = false;
-  // f32 GEMMs on the GPU's tensor cores in TF32 (inputs rounded to 10
-  // mantissa bits); also TANDEM_ALLOW_TF32=1, for the library form.
+  // f32 GEMMs and convolutions on the GPU's tensor cores in TF32 (inputs
+  // rounded to 10 mantissa bits); TANDEM_ALLOW_TF32=1 does the same.
   bool allowTf32 = false;
 };
 
