@@ -670,3 +670,11 @@ def run(folder, out):
     print("\n".join(table(section)), flush=True)
     return section
 
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "prepare":
+        prepare(sys.argv[2])
+    elif len(sys.argv) == 4 and sys.argv[1] == "run":
+        run(sys.argv[2], sys.argv[3])
+    else:
+        sys.exit("usage: kernels.py prepare DIR | run DIR OUT")
