@@ -450,6 +450,115 @@ case("l2_normalize of a NaN row", [nan_row],
      lambda v: (v.astype(np.float64) / np.maximum(np.sqrt((v.astype(np.float64) ** 2).sum(1, keepdims=True)), 1e-12)).astype(np.float32))
 
 
+# Long reductions, as a GPU folds them: a warp or a block per result element
+# (lanes striding along the row, partials combined with shuffles), a block of
+# 1024 threads for a scalar, rows of threads splitting an axis that is not
+# the last. Lengths that are not a multiple of a warp or a block leave lanes
+# with nothing to fold; the first of equal maxima and the first NaN must win
+# across warps; integer sums wrap; a sum of 2^20 ones is exact in f32 only
+# if nothing is lost on the way.
+def long_case(name, data, op, axes, out_shape, reference, tol=1e-5, dtype="f32"):
+    axes_text = ", ".join(str(a) for a in axes)
+    case(name, [data],
+         f"  %r = tandem.{op} %a0 {{axes = array<i64: {axes_text}>}} : "
+         f"{ty(data)} -> {shape_ty(out_shape, dtype)}",
+         shape_ty(out_shape, dtype), reference, tol)
+
+
+def in_f64(fn):
+    return lambda v: fn(v.astype(np.float64)).astype(v.dtype)
+
+
+for length in (1000, 1025, 70000):
+    rows = f32(2, length)
+    long_case(f"reduce_sum of rows of {length}", rows, "reduce_sum", [1], (2,),
+              in_f64(lambda v: v.sum(1)))
+    long_case(f"reduce_max of rows of {length}", rows, "reduce_max", [1], (2,),
+              lambda v: v.max(1))
+    long_case(f"reduce_min of rows of {length}", rows, "reduce_min", [1], (2,),
+              lambda v: v.min(1))
+    long_case(f"reduce_mean of {length} to a scalar", rows[0], "reduce_mean", [0], (),
+              in_f64(lambda v: v.mean()))
+ones = np.ones(2 ** 20 + 3, np.float32)
+long_case("reduce_sum of 2^20 + 3 ones to a scalar", ones, "reduce_sum", [0], (),
+          lambda v: np.array(2 ** 20 + 3, np.float32), tol=1e-7)
+long_case("reduce_mean of 2^20 + 3 ones to a scalar", ones, "reduce_mean", [0], (),
+          lambda v: np.array(1, np.float32), tol=1e-7)
+long_case("reduce_sum f16 of rows of 1025", f32(2, 1025).astype(np.float16),
+          "reduce_sum", [1], (2,), in_f64(lambda v: v.sum(1)), tol=1e-3, dtype="f16")
+# NaN in long rows: max and min give NaN wherever the NaN is; argmax the
+# first NaN's position (row 1 has two, in different warps and blocks).
+nan_rows = f32(3, 1000)
+nan_rows[0, 500] = nan
+nan_rows[1, 40] = nan
+nan_rows[1, 900] = nan
+nan_rows[2, 999] = nan
+with np.errstate(all="ignore"):
+    for op, fn in [("reduce_max", np.max), ("reduce_min", np.min)]:
+        long_case(f"{op} of long rows with NaN", nan_rows, op, [1], (3,),
+                  lambda v, fn=fn: fn(v, axis=1))
+case("argmax of long rows with NaN", [nan_rows],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<3x1000xf32> -> tensor<3xi64>",
+     "tensor<3xi64>", lambda v: np.array([500, 40, 999], np.int64))
+# Ties: the largest value at 33 and 700 (other warps), at 700 and 33 of the
+# next row reversed, and at the first and last of 70000; argmax is the
+# first position, as NumPy's.
+ties = np.minimum(f32(3, 70000), np.float32(5))
+ties[0, [33, 700]] = 9
+ties[1, [700, 69999]] = 9
+ties[1, 33] = 8
+ties[2, [0, 69999]] = 9
+case("argmax ties across warps", [ties],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<3x70000xf32> -> tensor<3xi64>",
+     "tensor<3xi64>", lambda v: v.argmax(1))
+int_ties = rng.integers(-100, 100, (2, 1025)).astype(np.int64)
+int_ties[0, [33, 700]] = 1000
+int_ties[1, [1024, 256]] = 1000
+case("argmax i64 ties across warps", [int_ties],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<2x1025xi64> -> tensor<2xi64>",
+     "tensor<2xi64>", lambda v: v.argmax(1))
+# Ties along an axis that is not the last (a block per column, strided).
+column_ties = np.minimum(f32(3000, 4), np.float32(5))
+column_ties[[33, 700], 0] = 9
+column_ties[[2999, 1], 1] = 9
+case("argmax ties along axis 0", [column_ties],
+     "  %r = tandem.argmax %a0 {axis = 0 : i64} : tensor<3000x4xf32> -> tensor<4xi64>",
+     "tensor<4xi64>", lambda v: v.argmax(0))
+wrapping = rng.integers(2 ** 30, 2 ** 31 - 1, (2, 1000)).astype(np.int32)
+wrapping[1] = -wrapping[1]
+long_case("reduce_sum i32 of long rows wraps", wrapping, "reduce_sum", [1], (2,),
+          lambda v: v.astype(np.int64).sum(1).astype(np.int32), dtype="i32")
+long_case("reduce_sum i64 of 70000 to a scalar wraps",
+          np.full(70000, 2 ** 62, np.int64), "reduce_sum", [0], (),
+          lambda v: np.array(0, np.int64), dtype="i64")  # 70000 * 2^62 = 0 mod 2^64
+long_case("reduce_max i32 of 1025 to a scalar",
+          rng.integers(-2 ** 31, 2 ** 31 - 1, 1025).astype(np.int32), "reduce_max",
+          [0], (), lambda v: v.max(), dtype="i32")
+# Long reductions over an axis that is not the last: few results (a block
+# each, reading strided), a thousand-odd results (rows of threads splitting
+# the axis), and two axes around a kept one.
+few = f32(5000, 3)
+long_case("reduce_sum over axis 0 of 5000x3", few, "reduce_sum", [0], (3,),
+          in_f64(lambda v: v.sum(0)))
+long_case("reduce_max over axis 0 of 5000x3", few, "reduce_max", [0], (3,),
+          lambda v: v.max(0))
+wide = f32(300, 1100)
+long_case("reduce_mean over axis 0 of 300x1100", wide, "reduce_mean", [0], (1100,),
+          in_f64(lambda v: v.mean(0)))
+long_case("reduce_min over axis 0 of 300x1100", wide, "reduce_min", [0], (1100,),
+          lambda v: v.min(0))
+around = f32(40, 3, 700)
+long_case("reduce_sum over axes 0 and 2 of 40x3x700", around, "reduce_sum", [0, 2],
+          (3,), in_f64(lambda v: v.sum((0, 2))))
+case("softmax along axis 0 of 2000x3", [f32(2000, 3)],
+     "  %r = tandem.softmax %a0 {axis = 0 : i64} : tensor<2000x3xf32>",
+     "tensor<2000x3xf32>", lambda v: softmax(v, 0), tol=1e-4)
+case("log_softmax along axis 1 of 2x3000x5", [f32(2, 3000, 5)],
+     "  %r = tandem.log_softmax %a0 {axis = 1 : i64} : tensor<2x3000x5xf32>",
+     "tensor<2x3000x5xf32>", lambda v: np.log(softmax(v.astype(np.float64), 1)).astype(np.float32),
+     tol=1e-4)
+
+
 def saturating_cast(v, dtype):
     """Float to integer as the dialect defines it: truncate, NaN to 0,
     saturate beyond the range (XLA's convert; C++ leaves it undefined)."""

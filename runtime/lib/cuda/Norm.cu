@@ -1,10 +1,12 @@
 //===- Norm.cu - CUDA kernels for normalizations --------------------------===//
 //
 // The Norm family of OpKinds.def on the GPU: batch_norm (inference, NCHW);
-// softmax and log_softmax along the last dimension and layer_norm over the
-// trailing dimensions, a block per row (warp shuffles) for rows of 64 or
-// more; shorter rows, softmax along another axis and l2_normalize, a thread
-// per row. f32, f16 and bf16 compute in f32 (l2_normalize in double).
+// softmax and log_softmax along the last dimension (or along another when
+// its rows are few) and layer_norm over the trailing dimensions, a block per
+// row (warp shuffles, CudaSupport.cuh's blockReduce) for rows of 64 or more;
+// shorter rows, softmax along another axis over many rows and l2_normalize,
+// a thread per row. f32, f16 and bf16 compute in f32 (l2_normalize in
+// double).
 //
 //===----------------------------------------------------------------------===//
 
@@ -68,47 +70,35 @@ __global__ void rowKernel(int mode, int64_t outer, int64_t size, int64_t inner,
   }
 }
 
-/// The max or the sum of `v` over the block, in every thread: shuffles
-/// within each warp, then the warps' partials through `shared` (one per
-/// warp; blockDim.x is a multiple of 32). Every thread of the block must
-/// call it.
-template <bool Max> __device__ float blockReduce(float v, float *shared) {
-  for (int offset = 16; offset > 0; offset /= 2) {
-    float other = __shfl_xor_sync(0xffffffffu, v, offset);
-    v = Max ? fmaxf(v, other) : v + other;
-  }
-  __syncthreads(); // the previous call's readers are done with `shared`
-  if (threadIdx.x % 32 == 0)
-    shared[threadIdx.x / 32] = v;
-  __syncthreads();
-  float result = shared[0];
-  for (int w = 1; w < int(blockDim.x / 32); ++w)
-    result = Max ? fmaxf(result, shared[w]) : result + shared[w];
-  return result;
-}
-
-/// Softmax (mode 0) or log_softmax (1) of contiguous rows (the axis is the
-/// last dimension): a block per row, its threads striding along it, so a
-/// long row is read by the whole block, coalesced, instead of one thread.
+/// Softmax (mode 0) or log_softmax (1) of rows along the axis, a block per
+/// row: the block's threads stride along it, so a long row is read by the
+/// whole block instead of one thread. Row r starts at (r / inner) * size *
+/// inner + r % inner and its elements are `inner` apart: contiguous rows
+/// (the last axis, inner = 1, attention's softmax) are read coalesced; rows
+/// along another axis are strided, which runRows takes only when there are
+/// too few of them for a thread per row to fill the GPU.
 template <typename T>
 __global__ void softmaxRowsKernel(int mode, int64_t rows, int64_t size,
-                                  const T *x, T *out) {
+                                  int64_t inner, const T *x, T *out) {
   __shared__ float shared[32];
+  // r is the same in the whole block: its threads all reach blockReduce's
+  // barriers, as many times.
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
-    const T *row = x + r * size;
-    T *dst = out + r * size;
+    int64_t start = (r / inner) * size * inner + r % inner;
+    const T *row = x + start;
+    T *dst = out + start;
     float peak = -INFINITY;
     for (int64_t k = threadIdx.x; k < size; k += blockDim.x)
-      peak = fmaxf(peak, toFloat(row[k]));
-    peak = blockReduce<true>(peak, shared);
+      peak = fmaxf(peak, toFloat(row[k * inner]));
+    peak = blockReduce(peak, shared, MaxOf());
     float sum = 0;
     for (int64_t k = threadIdx.x; k < size; k += blockDim.x)
-      sum += expf(toFloat(row[k]) - peak);
-    sum = blockReduce<false>(sum, shared);
+      sum += expf(toFloat(row[k * inner]) - peak);
+    sum = blockReduce(sum, shared, SumOf());
     for (int64_t k = threadIdx.x; k < size; k += blockDim.x) {
-      float shifted = toFloat(row[k]) - peak;
-      dst[k] = fromFloat<T>(mode == 1 ? shifted - logf(sum)
-                                      : expf(shifted) / sum);
+      float shifted = toFloat(row[k * inner]) - peak;
+      dst[k * inner] = fromFloat<T>(mode == 1 ? shifted - logf(sum)
+                                              : expf(shifted) / sum);
     }
   }
 }
@@ -126,13 +116,13 @@ __global__ void layerNormRowsKernel(int64_t rows, int64_t cols, double epsilon,
     float sum = 0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
       sum += toFloat(row[c]);
-    float mean = blockReduce<false>(sum, shared) / float(cols);
+    float mean = blockReduce(sum, shared, SumOf()) / float(cols);
     float squares = 0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
       float d = toFloat(row[c]) - mean;
       squares += d * d;
     }
-    float var = blockReduce<false>(squares, shared) / float(cols);
+    float var = blockReduce(squares, shared, SumOf()) / float(cols);
     float scale = rsqrtf(var + float(epsilon));
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
       out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - mean) * scale *
@@ -184,10 +174,21 @@ bool runBatchNorm(const KernelCall &call) {
   return ok ? launched(call.error) : call.unsupported();
 }
 
-/// Softmax and log_softmax of rows along the last dimension at least two
-/// warps long: softmaxRowsKernel; shorter rows, other axes and
-/// l2_normalize: rowKernel (a thread per row, which keeps short rows from
-/// leaving most of a block idle).
+/// Rows along an axis other than the last are few up to this many: a
+/// thread per row would be at most 16 blocks of rowKernel, an eighth of an
+/// H100's 132 SMs, each thread walking its whole row three times. A block
+/// per row keeps the GPU busy instead, strided as its reads are (a warp's
+/// load touches up to 32 sectors, mostly L2 hits as the neighbouring rows'
+/// blocks read the rest of them). More rows fill the GPU a thread per row,
+/// adjacent threads reading adjacent elements.
+constexpr int64_t kFewRows = 16 * kThreadsPerBlock;
+
+/// Softmax and log_softmax of rows at least two warps long along the last
+/// dimension, or along another with at most kFewRows rows:
+/// softmaxRowsKernel, a block per row; shorter rows, many rows along another
+/// axis (adjacent threads then read adjacent elements) and l2_normalize:
+/// rowKernel, a thread per row (which also keeps short rows from leaving
+/// most of a block idle).
 bool runRows(const KernelCall &call) {
   const std::vector<TensorView> &ops = call.ops;
   const TensorView &out = call.out;
@@ -203,16 +204,17 @@ bool runRows(const KernelCall &call) {
   int64_t outer, size, inner;
   splitAt(out.shape, axis, outer, size, inner);
   int mode = kind == img::kSoftmax ? 0 : kind == img::kLogSoftmax ? 1 : 2;
-  // Rows along the last dimension (attention's softmax): a block per row.
-  bool blockPerRow = mode != 2 && inner == 1 && size >= 64;
+  int64_t rows = outer * inner;
+  bool blockPerRow =
+      mode != 2 && size >= 64 && (inner == 1 || rows <= kFewRows);
   bool ok = withFloat(out.dtype, [&](auto t) {
     using T = decltype(t);
     if (blockPerRow)
-      softmaxRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(outer, 1, kMaxBlocks))),
-                             call.block, 0, call.stream()>>>(mode, outer, size,
+      softmaxRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(rows, 1, kMaxBlocks))),
+                             call.block, 0, call.stream()>>>(mode, rows, size, inner,
           static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
     else
-      rowKernel<T><<<blocksFor(outer * inner), call.block, 0, call.stream()>>>(mode, outer, size,
+      rowKernel<T><<<blocksFor(rows), call.block, 0, call.stream()>>>(mode, outer, size,
           inner, epsilon, static_cast<const T *>(ops[0].data),
           static_cast<T *>(out.data));
   });
