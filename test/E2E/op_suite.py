@@ -559,6 +559,56 @@ case("log_softmax along axis 1 of 2x3000x5", [f32(2, 3000, 5)],
      tol=1e-4)
 
 
+# Running sums: along the last axis and another, f32 in double (a long row
+# whose prefix sums cancel), i32 wrapping, i64, f16, an empty axis.
+case("cumsum along the last axis", [t],
+     "  %r = tandem.cumsum %a0 {axis = 2 : i64} : tensor<2x4x5xf32>",
+     "tensor<2x4x5xf32>", in_f64(lambda v: np.cumsum(v, 2)))
+case("cumsum along axis 0", [t],
+     "  %r = tandem.cumsum %a0 {axis = 0 : i64} : tensor<2x4x5xf32>",
+     "tensor<2x4x5xf32>", in_f64(lambda v: np.cumsum(v, 0)))
+cancelling = np.tile(np.array([1e8, 1, -1e8, 1], np.float32), 300)
+case("cumsum of 1200 cancelling terms", [cancelling],
+     "  %r = tandem.cumsum %a0 {axis = 0 : i64} : tensor<1200xf32>",
+     "tensor<1200xf32>", in_f64(lambda v: np.cumsum(v)), tol=1e-7)
+case("cumsum i32 wraps", [wrapping],
+     "  %r = tandem.cumsum %a0 {axis = 1 : i64} : tensor<2x1000xi32>",
+     "tensor<2x1000xi32>", lambda v: np.cumsum(v.astype(np.int64), 1).astype(np.int32))
+case("cumsum i64", [ia],
+     "  %r = tandem.cumsum %a0 {axis = 0 : i64} : tensor<5xi64>",
+     "tensor<5xi64>", lambda v: np.cumsum(v))
+case("cumsum f16", [h1],
+     "  %r = tandem.cumsum %a0 {axis = 0 : i64} : tensor<4x3xf16>",
+     "tensor<4x3xf16>", in_f64(lambda v: np.cumsum(v, 0)), tol=1e-3)
+case("cumsum along an empty axis", [np.zeros((3, 0), np.float32)],
+     "  %r = tandem.cumsum %a0 {axis = 1 : i64} : tensor<3x0xf32>",
+     "tensor<3x0xf32>", lambda v: v)
+
+# Transposes that the GPU tiles (the source's contiguous dimension moves):
+# ragged and whole tiles, NCHW <-> NHWC, 8-, 2- and 1-byte elements, a batch
+# dimension between the pair, a pair at the tiling threshold, and one with a
+# side too short to tile.
+def transpose_case(name, data, perm):
+    out = data.transpose(perm)
+    case(f"transpose {name}", [data],
+         f"  %r = tandem.transpose %a0 {{perm = array<i64: {', '.join(map(str, perm))}>}}"
+         f" : {ty(data)} -> {ty(out)}",
+         ty(out), lambda v, perm=perm: v.transpose(perm), tol=0)
+
+
+transpose_case("33x65 (ragged tiles)", f32(33, 65), (1, 0))
+transpose_case("64x48 (whole tiles)", f32(64, 48), (1, 0))
+transpose_case("NCHW to NHWC", f32(2, 40, 9, 33), (0, 2, 3, 1))
+transpose_case("NHWC to NCHW", f32(2, 9, 33, 40), (0, 3, 1, 2))
+transpose_case("i64 37x70", rng.integers(-9, 9, (37, 70)).astype(np.int64), (1, 0))
+transpose_case("bool 50x41", rng.integers(0, 2, (50, 41)).astype(np.bool_), (1, 0))
+transpose_case("f16 batched 3x37x70", f32(3, 37, 70).astype(np.float16), (0, 2, 1))
+transpose_case("batch between the pair", f32(35, 3, 41), (2, 1, 0))
+transpose_case("9x8 (at the threshold)", f32(9, 8), (1, 0))
+transpose_case("3 channels NCHW to NHWC", f32(2, 3, 16, 16), (0, 2, 3, 1))
+transpose_case("4x100x70", f32(4, 100, 70), (0, 2, 1))
+
+
 def saturating_cast(v, dtype):
     """Float to integer as the dialect defines it: truncate, NaN to 0,
     saturate beyond the range (XLA's convert; C++ leaves it undefined)."""

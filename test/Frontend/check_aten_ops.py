@@ -36,6 +36,10 @@ def cases(x, img, ids, seq):
         ("floor/ceil/round/trunc", torch.floor(x * 4) + torch.ceil(x * 4)
          + torch.round(x * 4) + torch.trunc(x * 4)
          + torch.floor(ids).sum().float()),
+        # Running sums: floats along either axis, and integers and booleans
+        # widened to i64 as PyTorch does (positions from a mask).
+        ("cumsum", torch.cumsum(x, 1) + x.cumsum(0) + x.cumsum(-1)
+         + ids.cumsum(0).float().sum() + (x > 0).cumsum(1).float()),
         ("hardtanh/relu6/clamp/hardsigmoid/hardswish/leaky_relu",
          F.hardtanh(x) + F.relu6(x * 4) + x.clamp(-0.5, 0.7) + x.clamp(min=0.1)
          + F.hardsigmoid(x) + F.hardswish(x) + F.leaky_relu(x, 0.2)),

@@ -1,4 +1,4 @@
-"""Reductions: sum, mean, variance, min/max, any/all, the 2-norm, argmax."""
+"""Reductions: sum, mean, variance, min/max, any/all, the 2-norm, argmax, cumsum."""
 import math
 
 from .. import mlir
@@ -133,3 +133,15 @@ def _max_dim(cx, x, dim, keepdim=False):
     indices = cx.emit("tandem.argmax", [x], cx.result_type(1), {
         "axis": mlir.i64(axis), "keepdims": mlir.boolean(keepdim)})
     return [values, indices]
+
+
+@lowers(aten.cumsum.default)
+def _cumsum(cx, x, dim, dtype=None):
+    # The result's element type is PyTorch's: integers and booleans widen
+    # to i64 unless `dtype` says otherwise.
+    out = cx.result_type()
+    x = cx.cast(x, out.element)
+    if x.type.rank == 0:  # a scalar's running sum is itself
+        return x
+    return cx.emit("tandem.cumsum", [x], out,
+                   {"axis": mlir.i64(normalize_axis(dim, x.type.rank))})

@@ -2,7 +2,8 @@
 //
 // The Reduce family of OpKinds.def: sum, mean, max and min over a set of
 // axes (f32 accumulating in double, i64 and i32 in wrapping int64; NaN
-// wins max and min) and argmax along one axis.
+// wins max and min), argmax along one axis, and the running sum (cumsum)
+// along one axis, accumulated the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,38 @@ void argmax(const TensorView &x, const TensorView &out, int64_t axis) {
 }
 
 
+/// x viewed as [outer, size, inner]: each of the outer·inner runs along the
+/// axis is summed in order, in parallel over the runs.
+template <typename T, typename Acc>
+void cumsum(const TensorView &x, const TensorView &out, int64_t axis) {
+  int64_t outer, size, inner;
+  splitAt(x.shape, axis, outer, size, inner);
+  const T *in = static_cast<const T *>(x.data);
+  T *z = static_cast<T *>(out.data);
+  parallelFor(outer * inner, size, [&](int64_t begin, int64_t end) {
+    for (int64_t run = begin; run < end; ++run) {
+      int64_t base = (run / inner) * size * inner + run % inner;
+      Acc acc = 0;
+      for (int64_t k = 0; k < size; ++k) {
+        acc = sum(acc, Acc(in[base + k * inner]));
+        z[base + k * inner] = T(acc);
+      }
+    }
+  });
+}
+
+bool cumsumKernel(int64_t, const std::vector<TensorView> &ops,
+                  const TensorView &out, const std::vector<int64_t> &attrs,
+                  std::string &error) {
+  int64_t axis = img::readAttrs<img::AxisAttrs>(attrs).axis;
+  switch (out.dtype) {
+  case DType::F32: cumsum<float, double>(ops[0], out, axis); return true;
+  case DType::I64: cumsum<int64_t, int64_t>(ops[0], out, axis); return true;
+  case DType::I32: cumsum<int32_t, int64_t>(ops[0], out, axis); return true;
+  default: return unsupported(out.dtype, error);
+  }
+}
+
 /// Reductions over a list of axes (ListAttrs: the reduced axes).
 bool reduceKernel(int64_t kind, const std::vector<TensorView> &ops,
                   const TensorView &out, const std::vector<int64_t> &axes,
@@ -172,4 +205,5 @@ void cpu::registerReduceKernels(CpuKernelTable &table) {
                            img::kReduceMin})
     table[kind] = reduceKernel;
   table[img::kArgmax] = argmaxKernel;
+  table[img::kCumsum] = cumsumKernel;
 }

@@ -433,6 +433,43 @@ bool runArgmax(const KernelCall &call) {
   return launched(call.error);
 }
 
+/// The running sum along an axis of x viewed as [outer, size, inner]: a
+/// thread per run, adjacent threads on adjacent runs (coalesced where
+/// inner > 1), accumulating as the reductions do and rounding each prefix
+/// once. A last-axis scan with few rows runs on few threads: a
+/// block-parallel scan is the step beyond this.
+template <typename T>
+__global__ void cumsumKernel(int64_t outer, int64_t size, int64_t inner,
+                             const T *x, T *out) {
+  GRID_LOOP(run, outer * inner) {
+    int64_t base = (run / inner) * size * inner + run % inner;
+    Accumulator<T> acc = 0;
+    for (int64_t k = 0; k < size; ++k) {
+      Accumulator<T> v = widen(x[base + k * inner]);
+      if constexpr (std::is_integral_v<T>)
+        acc = wrapAdd(acc, v);
+      else
+        acc += v;
+      out[base + k * inner] = narrow<T>(acc);
+    }
+  }
+}
+
+bool runCumsum(const KernelCall &call) {
+  int64_t axis = img::readAttrs<img::AxisAttrs>(call.attrs).axis;
+  int64_t outer, size, inner;
+  splitAt(call.out.shape, axis, outer, size, inner);
+  if (!withNumeric(call.out.dtype, [&](auto t) {
+        using T = decltype(t);
+        cumsumKernel<T><<<blocksFor(outer * inner), call.block, 0,
+                          call.stream()>>>(
+            outer, size, inner, static_cast<const T *>(call.ops[0].data),
+            static_cast<T *>(call.out.data));
+      }))
+    return call.unsupported();
+  return launched(call.error);
+}
+
 } // namespace
 
 void cuda::registerReduceKernels(CudaKernelTable &table) {
@@ -440,4 +477,5 @@ void cuda::registerReduceKernels(CudaKernelTable &table) {
                            img::kReduceMin})
     table.add(kind, runReduce);
   table.add(img::kArgmax, runArgmax);
+  table.add(img::kCumsum, runCumsum);
 }

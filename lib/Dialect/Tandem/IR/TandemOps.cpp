@@ -532,6 +532,10 @@ LogicalResult ReduceMinOp::verify() {
                          /*hasIdentity=*/false);
 }
 
+LogicalResult CumsumOp::verify() {
+  return verifyAxis(*this, getAxisAttr().getInt(), shapeOf(getX()).size());
+}
+
 LogicalResult ArgmaxOp::verify() {
   ArrayRef<int64_t> shape = shapeOf(getX());
   FailureOr<int64_t> axis =

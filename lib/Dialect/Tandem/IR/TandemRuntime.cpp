@@ -208,6 +208,10 @@ LogicalResult ReduceMinOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   return writeReduce(*this, words);
 }
 
+LogicalResult CumsumOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
+  return writeAxis(getAxis(), getX().getType().getRank(), words);
+}
+
 LogicalResult ArgmaxOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   return writeAxis(getAxis(), getX().getType().getRank(), words);
 }

@@ -557,6 +557,24 @@ def Tandem_ArgmaxOp : Tandem_Op<"argmax", [Tandem_RunsAs<"Argmax", ["writeRuntim
   let hasVerifier = 1;
 }
 
+def Tandem_CumsumOp : Tandem_Op<"cumsum", [Tandem_RunsAs<"Cumsum", ["writeRuntimeAttrs"]>,
+     SameOperandsAndResultType, Tandem_OwnWork]> {
+  let summary = "running sum along an axis";
+  let description = [{
+    result[..., i, ...] = Σ x[..., j, ...] for j ≤ i along `axis`
+    (`torch.cumsum`; the frontend first widens integer inputs to i64, as
+    PyTorch does). Floats accumulate in double and round once per element;
+    integers wrap around.
+
+    Work: one FLOP per element; reads x, writes the result.
+  }];
+  let arguments = (ins Tandem_NumericTensor:$x, I64Attr:$axis);
+  let results = (outs Tandem_NumericTensor:$result);
+  let assemblyFormat = "$x attr-dict `:` type($x)";
+  let hasVerifier = 1;
+  let extraClassDefinition = Tandem_ElementwiseWork<1>.definition;
+}
+
 //===----------------------------------------------------------------------===//
 // Shape
 //===----------------------------------------------------------------------===//
