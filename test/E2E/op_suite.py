@@ -559,6 +559,23 @@ case("log_softmax along axis 1 of 2x3000x5", [f32(2, 3000, 5)],
      tol=1e-4)
 
 
+# l2_normalize of long rows (a block per row): along the last axis with a
+# NaN in one row, and along axis 0 of few rows.
+def l2_normalize(v, axis):
+    norm = np.sqrt((v.astype(np.float64) ** 2).sum(axis, keepdims=True))
+    return (v / np.maximum(norm, 1e-12)).astype(np.float32)
+
+
+long_rows = f32(3, 1000)
+long_rows[1, 700] = nan
+with np.errstate(all="ignore"):
+    case("l2_normalize of rows of 1000 with a NaN", [long_rows],
+         "  %r = tandem.l2_normalize %a0 {axis = 1 : i64} : tensor<3x1000xf32>",
+         "tensor<3x1000xf32>", lambda v: l2_normalize(v, 1), tol=1e-5)
+case("l2_normalize along axis 0 of 2000x3", [f32(2000, 3)],
+     "  %r = tandem.l2_normalize %a0 {axis = 0 : i64} : tensor<2000x3xf32>",
+     "tensor<2000x3xf32>", lambda v: l2_normalize(v, 0), tol=1e-5)
+
 # Running sums: along the last axis and another, f32 in double (a long row
 # whose prefix sums cancel), i32 wrapping, i64, f16, an empty axis.
 case("cumsum along the last axis", [t],

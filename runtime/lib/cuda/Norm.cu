@@ -103,6 +103,29 @@ __global__ void softmaxRowsKernel(int mode, int64_t rows, int64_t size,
   }
 }
 
+/// l2_normalize of rows laid out as softmaxRowsKernel's, a block per row:
+/// the sum of squares in double (as on the CPU and rowKernel), a NaN norm
+/// kept.
+template <typename T>
+__global__ void l2NormalizeRowsKernel(int64_t rows, int64_t size, int64_t inner,
+                                      double epsilon, const T *x, T *out) {
+  __shared__ double shared[32];
+  for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
+    int64_t start = (r / inner) * size * inner + r % inner;
+    const T *row = x + start;
+    T *dst = out + start;
+    double sum = 0;
+    for (int64_t k = threadIdx.x; k < size; k += blockDim.x) {
+      double v = toFloat(row[k * inner]);
+      sum += v * v;
+    }
+    double norm = sqrt(blockReduce(sum, shared, SumOf()));
+    norm = norm < epsilon ? epsilon : norm;
+    for (int64_t k = threadIdx.x; k < size; k += blockDim.x)
+      dst[k * inner] = fromFloat<T>(float(toFloat(row[k * inner]) / norm));
+  }
+}
+
 /// Layer norm of rows at least two warps long: a block per row, as
 /// softmaxRowsKernel, with the same statistics as layerNormKernel (f32 mean,
 /// then the f32 mean of squared deviations).
@@ -183,12 +206,12 @@ bool runBatchNorm(const KernelCall &call) {
 /// adjacent threads reading adjacent elements.
 constexpr int64_t kFewRows = 16 * kThreadsPerBlock;
 
-/// Softmax and log_softmax of rows at least two warps long along the last
+/// Softmax, log_softmax and l2_normalize of rows at least two warps long along the last
 /// dimension, or along another with at most kFewRows rows:
-/// softmaxRowsKernel, a block per row; shorter rows, many rows along another
-/// axis (adjacent threads then read adjacent elements) and l2_normalize:
-/// rowKernel, a thread per row (which also keeps short rows from leaving
-/// most of a block idle).
+/// softmaxRowsKernel (l2_normalize: l2NormalizeRowsKernel), a block per row;
+/// shorter rows and many rows along another axis (adjacent threads then read
+/// adjacent elements): rowKernel, a thread per row (which also keeps short
+/// rows from leaving most of a block idle).
 bool runRows(const KernelCall &call) {
   const std::vector<TensorView> &ops = call.ops;
   const TensorView &out = call.out;
@@ -205,11 +228,14 @@ bool runRows(const KernelCall &call) {
   splitAt(out.shape, axis, outer, size, inner);
   int mode = kind == img::kSoftmax ? 0 : kind == img::kLogSoftmax ? 1 : 2;
   int64_t rows = outer * inner;
-  bool blockPerRow =
-      mode != 2 && size >= 64 && (inner == 1 || rows <= kFewRows);
+  bool blockPerRow = size >= 64 && (inner == 1 || rows <= kFewRows);
   bool ok = withFloat(out.dtype, [&](auto t) {
     using T = decltype(t);
-    if (blockPerRow)
+    if (blockPerRow && mode == 2)
+      l2NormalizeRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(rows, 1, kMaxBlocks))),
+                                 call.block, 0, call.stream()>>>(rows, size, inner,
+          epsilon, static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
+    else if (blockPerRow)
       softmaxRowsKernel<T><<<dim3(unsigned(std::clamp<int64_t>(rows, 1, kMaxBlocks))),
                              call.block, 0, call.stream()>>>(mode, rows, size, inner,
           static_cast<const T *>(ops[0].data), static_cast<T *>(out.data));
