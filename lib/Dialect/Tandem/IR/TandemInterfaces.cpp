@@ -102,15 +102,22 @@ WorkEstimate Conv2dOp::estimateWork() {
 }
 
 int64_t Conv2dOp::getGpuWorkspaceBytes() {
-  // Enough for an explicit im2col GEMM (N·C·kH·kW·OH·OW elements), which
-  // covers the implicit-GEMM algorithms' small needs; capped, because cuDNN
-  // always has an algorithm that needs none.
-  constexpr int64_t kMaxWorkspaceBytes = int64_t(64) << 20;
+  // Enough for one group's explicit im2col matrix ((C/groups)·kH·kW·OH·OW
+  // per image), which covers the implicit-GEMM algorithms' small needs;
+  // capped, because cuDNN always has an algorithm that needs none. A 1x1,
+  // stride-1, unpadded convolution reads its input as the GEMM's matrix
+  // already: none.
+  constexpr int64_t kMaxWorkspaceBytes = int64_t(32) << 20;
   ArrayRef<int64_t> x = getX().getType().getShape();
   ArrayRef<int64_t> w = getW().getType().getShape();
   ArrayRef<int64_t> y = getResult().getType().getShape();
+  bool pointwise = w[2] == 1 && w[3] == 1 &&
+                   llvm::all_of(getStrides(), [](int64_t s) { return s == 1; }) &&
+                   llvm::all_of(getPadding(), [](int64_t p) { return p == 0; });
+  if (pointwise)
+    return 0;
   int64_t elements =
-      times(times(times(x[0], x[1]), times(w[2], w[3])), times(y[2], y[3]));
+      times(times(times(x[0], w[1]), times(w[2], w[3])), times(y[2], y[3]));
   int64_t elementBytes = bytesOf(getX()) / std::max<int64_t>(elementsOf(getX()), 1);
   int64_t bytes = times(elements, elementBytes);
   return std::min(bytes, kMaxWorkspaceBytes);

@@ -399,8 +399,10 @@ def Tandem_Conv2dOp : Tandem_Op<"conv2d", [Tandem_RunsAs<"Conv2d", ["writeRuntim
 
     Work: 2·N·O·OH·OW·(C/groups)·kH·kW FLOPs, plus N·O·OH·OW for the bias;
     reads every operand, writes the result. On a GPU it may use a workspace
-    (cuDNN's) of up to its im2col matrix, N·C·kH·kW·OH·OW elements, capped at
-    64 MiB: planned in the GPU arena for its step and counted in the budget.
+    (cuDNN's) of up to one group's im2col matrix, N·(C/groups)·kH·kW·OH·OW
+    elements, capped at 32 MiB, and none for a 1x1, stride-1, unpadded
+    convolution: planned in the GPU arena for its step and counted in the
+    budget.
   }];
   let arguments = (ins Tandem_FloatTensor:$x, Tandem_FloatTensor:$w,
                    Optional<Tandem_FloatTensor>:$b,
