@@ -113,6 +113,13 @@ def cases(x, img, ids, seq):
          + F.avg_pool2d(img, 3, 2, 1, count_include_pad=False)
          + F.avg_pool2d(img, 3, 2, 1, ceil_mode=True, count_include_pad=False)[:, :, :4, :4]
          + F.avg_pool2d(img, 2, divisor_override=3)),
+        # Adaptive windows that do not tile the input overlap (PyTorch's
+        # floor/ceil bounds), and a 1x1 input spreads to 7x7 (vgg on a
+        # small image).
+        ("adaptive_avg_pool2d to 3x5", F.adaptive_avg_pool2d(img, (3, 5))),
+        ("adaptive_avg_pool2d to 7x7 and from 1x1",
+         F.adaptive_avg_pool2d(img, (7, 7))
+         + F.adaptive_avg_pool2d(img[:, :, :1, :1], (7, 7))),
         ("nearest upsampling", F.interpolate(img, scale_factor=2, mode="nearest")[:, :, ::2]
          + F.interpolate(img, size=(8, 16), mode="nearest")),
     ]

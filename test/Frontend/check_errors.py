@@ -30,7 +30,7 @@ class MaskedSelect(nn.Module):
 
 class Unsupported(nn.Module):
     def forward(self, x):
-        return torch.cumsum(x, dim=1)
+        return torch.cumprod(x, dim=1)
 
 
 class Untraceable(nn.Module):

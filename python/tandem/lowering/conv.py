@@ -1,5 +1,7 @@
 """Convolution (conv1d through conv2d) and pooling: max and average pooling
-with ceil_mode and PyTorch's divisors, adaptive average pooling."""
+with ceil_mode and PyTorch's divisors, adaptive average pooling (of any sizes:
+by avg_pool2d where the output divides the input, else as two GEMMs with
+constant averaging matrices)."""
 import math
 
 from .. import mlir
@@ -146,9 +148,37 @@ def _adaptive_avg_pool2d(cx, x, output_size):
         return cx.emit("tandem.reduce_mean", [x], out,
                        {"axes": mlir.i64_array([2, 3]), "keepdims": "true"})
     if height % oh or width % ow:
-        raise cx.error(f"adaptive average pooling from {height}x{width} to "
-                       f"{oh}x{ow}: only whole divisions map to avg_pool2d")
+        return _adaptive_by_matmuls(cx, x, out)
     kernel = (height // oh, width // ow)
     return cx.emit("tandem.avg_pool2d", [x], out,
                    {"kernel": mlir.i64_array(kernel),
                     "strides": mlir.i64_array(kernel)})
+
+
+def averaging_matrix(in_size, out_size):
+    """Row i averages PyTorch's adaptive window for output i: inputs
+    floor(i·in/out) up to ceil((i+1)·in/out), which overlap where out does
+    not divide in."""
+    rows = []
+    for i in range(out_size):
+        start = (i * in_size) // out_size
+        end = -(-((i + 1) * in_size) // out_size)
+        rows.append([1.0 / (end - start) if start <= k < end else 0.0
+                     for k in range(in_size)])
+    return rows
+
+
+def _adaptive_by_matmuls(cx, x, out):
+    # Windows that do not tile the input (vgg's 7x7 from a small image, any
+    # size PyTorch allows): the average over a window is separable, so it is
+    # A_h · x · A_wᵀ with constant averaging matrices, two GEMMs.
+    n, channels, height, width = x.type.shape
+    oh, ow = out.shape[2:]
+    def matrix(rows, shape):
+        flat = constant(cx, [v for row in rows for v in row], "f32")
+        return cx.cast(cx.reshape(flat, shape), out.element)
+    columns = [list(c) for c in zip(*averaging_matrix(width, ow))]  # W x OW
+    across = cx.emit("tandem.matmul", [x, matrix(columns, (width, ow))],
+                     out.with_shape((n, channels, height, ow)))
+    return cx.emit("tandem.matmul", [matrix(averaging_matrix(height, oh), (oh, height)),
+                                     across], out)
