@@ -576,6 +576,22 @@ case("l2_normalize along axis 0 of 2000x3", [f32(2000, 3)],
      "  %r = tandem.l2_normalize %a0 {axis = 0 : i64} : tensor<2000x3xf32>",
      "tensor<2000x3xf32>", lambda v: l2_normalize(v, 0), tol=1e-5)
 
+# Rank: the GPU kernels take rank 8 (a broadcast that does not merge away,
+# a reduction over rank 8); rank 9 stays on the CPU, whatever the strategy.
+r8a, r8b = f32(2, 1, 3, 1, 2, 1, 2, 3), f32(1, 2, 1, 2, 1, 3, 1, 3)
+case("add of rank 8 with broadcasting", [r8a, r8b],
+     "  %r = tandem.add %a0, %a1 : tensor<2x1x3x1x2x1x2x3xf32>, tensor<1x2x1x2x1x3x1x3xf32>"
+     " -> tensor<2x2x3x2x2x3x2x3xf32>",
+     "tensor<2x2x3x2x2x3x2x3xf32>", lambda a, b: a + b)
+long_case("reduce_sum over rank 8", r8a, "reduce_sum", [1, 3, 6], (2, 3, 2, 1, 3),
+          in_f64(lambda v: v.sum((1, 3, 6))))
+r9 = f32(2, 1, 2, 1, 2, 1, 2, 1, 3)
+case("relu of rank 9 (on the CPU)", [r9],
+     "  %r = tandem.relu %a0 : tensor<2x1x2x1x2x1x2x1x3xf32>",
+     "tensor<2x1x2x1x2x1x2x1x3xf32>", lambda v: np.maximum(v, 0))
+long_case("reduce_sum of rank 9 (on the CPU)", r9, "reduce_sum", [8], (2, 1, 2, 1, 2, 1, 2, 1),
+          in_f64(lambda v: v.sum(8)))
+
 # Running sums: along the last axis and another, f32 in double (a long row
 # whose prefix sums cancel), i32 wrapping, i64, f16, an empty axis.
 case("cumsum along the last axis", [t],

@@ -33,7 +33,7 @@
 
 namespace tandem::rt::cuda {
 
-constexpr int kMaxRank = 8;
+constexpr int kMaxRank = image::kMaxGpuRank;
 
 /// A result's dimensions and the strides (in elements) of up to three
 /// operands seen through it, passed to kernels by value.

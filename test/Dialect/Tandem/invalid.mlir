@@ -1049,3 +1049,13 @@ func.func @reduce_min_of_nothing_into_nothing(%x: tensor<0x0xf32>) -> tensor<0xf
   %0 = tandem.reduce_min %x {axes = array<i64: 0>} : tensor<0x0xf32> -> tensor<0xf32>
   return %0 : tensor<0xf32>
 }
+
+// -----
+
+// The GPU kernels take tensors up to rank 8: a rank-9 op cannot be pinned
+// there (placement keeps it on the CPU).
+func.func @rank_nine(%x: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x1x2xf32> {
+  // expected-error @+1 {{'tandem.pin' asks for #tandem.device<gpu> but 'tandem.relu' cannot run on a gpu (a tensor of rank above 8, the most the GPU kernels take)}}
+  %0 = tandem.relu %x {tandem.pin = #tandem.device<gpu>} : tensor<1x1x1x1x1x1x1x1x2xf32>
+  return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>
+}

@@ -1,5 +1,6 @@
 //===- TandemDialect.cpp - The tandem dialect -----------------------------===//
 
+#include "tandem/runtime/ModelImage.h"
 #include "tandem/Dialect/Tandem/IR/TandemDialect.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -67,11 +68,17 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
   if (!support)
     return op->emitError() << "'" << name << "' is set on '" << op->getName()
                            << "', which Tandem does not place";
-  if (!support.canRunOn(device.getKind()))
-    return op->emitError() << "'" << name << "' asks for " << device
-                           << " but '" << op->getName()
-                           << "' cannot run on a "
-                           << stringifyDeviceKind(device.getKind());
+  if (!support.canRunOn(device.getKind())) {
+    InFlightDiagnostic diag = op->emitError()
+                              << "'" << name << "' asks for " << device
+                              << " but '" << op->getName()
+                              << "' cannot run on a "
+                              << stringifyDeviceKind(device.getKind());
+    if (device.isGPU() && !fitsGpuKernels(op))
+      diag << " (a tensor of rank above " << ::tandem::image::kMaxGpuRank
+           << ", the most the GPU kernels take)";
+    return diag;
+  }
   return success();
 }
 

@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
+#include "tandem/runtime/ModelImage.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -20,6 +21,15 @@ using namespace mlir;
 using namespace mlir::tandem;
 
 #include "tandem/Dialect/Tandem/IR/TandemInterfaces.cpp.inc"
+
+bool mlir::tandem::fitsGpuKernels(Operation *op) {
+  auto fits = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return !tensor || tensor.getRank() <= ::tandem::image::kMaxGpuRank;
+  };
+  return llvm::all_of(op->getOperandTypes(), fits) &&
+         llvm::all_of(op->getResultTypes(), fits);
+}
 
 // Tensors are bounded (kMaxTensorBytes), but products of their sizes are
 // not: counts saturate at INT64_MAX rather than overflow.
@@ -58,7 +68,7 @@ static WorkEstimate dataMovement(Operation *op, int64_t read) {
   return {0, read, bytesOf(op->getResults())};
 }
 
-WorkEstimate tandem::estimateElementwiseWork(Operation *op,
+WorkEstimate mlir::tandem::estimateElementwiseWork(Operation *op,
                                              int64_t flopsPerElement) {
   int64_t elements = 0;
   for (Value result : op->getResults())
@@ -214,7 +224,7 @@ struct ConstantDeviceModel
                                               arith::ConstantOp> {};
 } // namespace
 
-void tandem::registerUpstreamOpInterfaceModels(DialectRegistry &registry) {
+void mlir::tandem::registerUpstreamOpInterfaceModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *context, arith::ArithDialect *) {
     arith::ConstantOp::attachInterface<ConstantWorkModel, ConstantDeviceModel>(
         *context);

@@ -36,6 +36,10 @@ namespace tandem::image {
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
 constexpr int64_t kVersion = 4;
 
+/// The highest tensor rank the GPU kernels take (their layouts hold this
+/// many dimensions): placement keeps ops on higher-rank tensors on the CPU.
+constexpr int kMaxGpuRank = 8;
+
 /// Devices, as the image and the ABI number them.
 enum Device : int64_t { kCpu = 0, kGpu = 1 };
 

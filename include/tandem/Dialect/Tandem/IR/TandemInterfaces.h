@@ -31,6 +31,10 @@ struct WorkEstimate {
 /// once, each result written once.
 WorkEstimate estimateElementwiseWork(Operation *op, int64_t flopsPerElement);
 
+/// True if every operand and result of `op` has a rank the GPU kernels take
+/// (image::kMaxGpuRank): the device rule every op's canRunOn(GPU) starts from.
+bool fitsGpuKernels(Operation *op);
+
 /// Attaches the work, device and runtime contracts to the upstream ops
 /// Tandem IR may contain (`arith.constant`, which `tandem.shape` folds into).
 void registerUpstreamOpInterfaceModels(DialectRegistry &registry);

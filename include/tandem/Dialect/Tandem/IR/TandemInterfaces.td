@@ -60,7 +60,10 @@ def Tandem_DeviceSupportOpInterface : OpInterface<"DeviceSupportOpInterface"> {
       "Returns true if the op can run on a device of the given kind.",
       "bool", "canRunOn", (ins "::mlir::tandem::DeviceKind":$kind),
       /*methodBody=*/"",
-      /*defaultImplementation=*/"return true;"
+      /*defaultImplementation=*/[{
+        return kind != ::mlir::tandem::DeviceKind::GPU ||
+               ::mlir::tandem::fitsGpuKernels($_op.getOperation());
+      }]
     >,
     InterfaceMethod<
       "Returns true if the operand at `operandIndex` is read on the host.",
