@@ -40,6 +40,8 @@ def cases(x, img, ids, seq):
         # widened to i64 as PyTorch does (positions from a mask).
         ("cumsum", torch.cumsum(x, 1) + x.cumsum(0) + x.cumsum(-1)
          + ids.cumsum(0).float().sum() + (x > 0).cumsum(1).float()),
+        ("round with decimals", torch.round(x * 40, decimals=2)
+         + torch.round(x * 400, decimals=-1) + torch.round(x, decimals=0)),
         ("hardtanh/relu6/clamp/hardsigmoid/hardswish/leaky_relu",
          F.hardtanh(x) + F.relu6(x * 4) + x.clamp(-0.5, 0.7) + x.clamp(min=0.1)
          + F.hardsigmoid(x) + F.hardswish(x) + F.leaky_relu(x, 0.2)),

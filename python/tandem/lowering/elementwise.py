@@ -139,6 +139,20 @@ for _overload, _name in [
     LOWERINGS[_overload] = rounding(_name)
 
 
+
+@lowers(aten.round.decimals)
+def _round_decimals(cx, x, decimals=0):
+    # As ATen computes it, in the tensor's type: round(x·10^d) / 10^d, or
+    # for d < 0, round(x / 10^-d) · 10^-d (halves to even either way).
+    out = cx.result_type()
+    if not out.is_float:
+        return x
+    x = cx.cast(x, out.element)
+    scale = cx.scalar(10.0 ** abs(decimals), out.element)
+    first, then = ("tandem.mul", "tandem.div") if decimals >= 0 else ("tandem.div", "tandem.mul")
+    scaled = cx.emit(first, [x, scale], out)
+    return cx.emit(then, [cx.emit("tandem.round", [scaled], out), scale], out)
+
 @lowers(aten.gelu.default)
 def _gelu(cx, x, approximate="none"):
     out = cx.result_type()
