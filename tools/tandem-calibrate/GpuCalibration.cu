@@ -111,15 +111,16 @@ double gemmRate(cublasHandle_t handle, cudaDataType type, int n) {
 }
 
 /// A host-to-device or device-to-host copy: bandwidth from large copies,
-/// latency from tiny synchronous ones. With `staged`, through the runtime's
-/// own copies (tandem::rt::cuda::toDevice/toHost), else plain cudaMemcpy.
+/// latency from tiny synchronous ones. With a `runtime` device, through the
+/// runtime's own copies (tandem::rt::cuda::toDevice/toHost), else plain
+/// cudaMemcpy.
 LinkRates linkRates(tandem::rt::cuda::Device *runtime, void *host,
-                    void *device, size_t bytes, bool toDevice, bool staged) {
+                    void *device, size_t bytes, bool toDevice) {
   cudaMemcpyKind kind = toDevice ? cudaMemcpyHostToDevice
                                  : cudaMemcpyDeviceToHost;
   void *dst = toDevice ? device : host, *src = toDevice ? host : device;
   auto copy = [&](size_t size) {
-    if (!staged) {
+    if (!runtime) {
       check(cudaMemcpy(dst, src, size, kind), "cudaMemcpy");
       return;
     }
@@ -213,16 +214,16 @@ GpuCalibration tandem_calibrate::calibrateGpu(bool quick) {
     if (!pageable)
       throw Failure{"out of host memory for the copy test"};
     std::memset(pageable, 0x5a, bytes);
-    result.h2dPageable = linkRates(nullptr, pageable, deviceA, bytes, true, false);
-    result.d2hPageable = linkRates(nullptr, pageable, deviceA, bytes, false, false);
+    result.h2dPageable = linkRates(nullptr, pageable, deviceA, bytes, true);
+    result.d2hPageable = linkRates(nullptr, pageable, deviceA, bytes, false);
     // The profile's default ("pinned") rates: the runtime's staged copies,
     // pageable memory through its pinned buffers, as every transfer goes.
     std::string error;
     tandem::rt::cuda::Device *device = tandem::rt::cuda::start(256, false, error);
     if (!device)
       throw Failure{"starting the runtime's CUDA backend: " + error};
-    result.h2dPinned = linkRates(device, pageable, deviceA, bytes, true, true);
-    result.d2hPinned = linkRates(device, pageable, deviceA, bytes, false, true);
+    result.h2dPinned = linkRates(device, pageable, deviceA, bytes, true);
+    result.d2hPinned = linkRates(device, pageable, deviceA, bytes, false);
     gpu.dispatchUs = dispatchUs(device, quick ? 2000 : 20000);
     tandem::rt::cuda::stop(device);
     std::free(pageable);
