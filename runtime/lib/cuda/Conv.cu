@@ -4,7 +4,7 @@
 // max/average pooling over NCHW tensors. Convolutions go to cuDNN where it
 // loads, with the algorithm its heuristics rank first among those that fit
 // the workspace the memory plan gave the op (tandem.workspace_offset), and
-// the bias added by a kernel of ours. Our own kernels, a thread per result
+// the bias broadcast into the result for cuDNN to accumulate onto. Our own kernels, a thread per result
 // element computing in f32 for f32, f16 and bf16, run the pooling, and the
 // convolutions cuDNN cannot (not loaded, sizes beyond its int descriptors,
 // no algorithm within the workspace).
@@ -67,16 +67,6 @@ __global__ void poolKernel(ConvArgs a, bool max, const T *x, T *out) {
         acc = max ? ((isnan(v) || v > acc) ? v : acc) : acc + v;
       }
     out[i] = fromFloat<T>(max ? acc : acc / float(a.kh * a.kw));
-  }
-}
-
-/// y[n, o, :, :] += bias[o], computed in f32.
-template <typename T>
-__global__ void addChannelBias(int64_t n, int64_t channels, int64_t inner,
-                               const T *bias, T *y) {
-  GRID_LOOP(i, n) {
-    int64_t channel = (i / inner) % channels;
-    y[i] = fromFloat<T>(toFloat(y[i]) + toFloat(bias[channel]));
   }
 }
 
@@ -191,22 +181,35 @@ bool convolveWithCudnn(const KernelCall &call, const ConvArgs &args,
   if (choice.algorithm >= 0 &&
       api->cudnnSetConvolutionMathType(conv, cudnnMathType_t(choice.math)) ==
           CUDNN_STATUS_SUCCESS) {
-    float one = 1.0f, zero = 0.0f; // f32 scalars: the compute type is f32
-    cudnnStatus_t status = api->cudnnConvolutionForward(
-        device.dnn, &one, x, call.ops[0].data, w, call.ops[1].data, conv,
-        cudnnConvolutionFwdAlgo_t(choice.algorithm), workspace, workspaceBytes,
-        &zero, y, call.out.data);
-    if (status == CUDNN_STATUS_SUCCESS) {
-      done = true;
-    } else if (status == CUDNN_STATUS_NOT_SUPPORTED ||
-               status == CUDNN_STATUS_BAD_PARAM) {
-      // cuDNN cannot take it after all: our kernel runs it, now and later.
-      device.convAlgorithms[key] = Device::ConvChoice();
+    // A bias is broadcast into the result first and accumulated into (as
+    // Linear does with cuBLAS): y = conv(x) + 1·y.
+    bool bias = call.ops.size() > 2;
+    done = true;
+    if (bias &&
+        !launchStridedCopy(call.grid, call.block, call.stream(),
+                           layoutOf(call.out.shape,
+                                    {broadcastStrides({1, args.o, 1, 1},
+                                                      call.out.shape)}),
+                           call.n, 0, static_cast<const uint8_t *>(call.ops[2].data),
+                           static_cast<uint8_t *>(call.out.data), call.item)) {
+      ok = call.unsupported(); // (f32, f16 and bf16 all copy)
     } else {
-      done = true;
-      call.error = std::string("cuDNN convolution: ") +
-                   api->cudnnGetErrorString(status);
-      ok = false;
+      float one = 1.0f, beta = bias ? 1.0f : 0.0f; // f32: the compute type
+      cudnnStatus_t status = api->cudnnConvolutionForward(
+          device.dnn, &one, x, call.ops[0].data, w, call.ops[1].data, conv,
+          cudnnConvolutionFwdAlgo_t(choice.algorithm), workspace,
+          workspaceBytes, &beta, y, call.out.data);
+      if (status == CUDNN_STATUS_NOT_SUPPORTED ||
+          status == CUDNN_STATUS_BAD_PARAM) {
+        // cuDNN cannot take it after all: our kernel runs it (overwriting
+        // the bias copied in), now and later.
+        device.convAlgorithms[key] = Device::ConvChoice();
+        done = false;
+      } else if (status != CUDNN_STATUS_SUCCESS) {
+        call.error = std::string("cuDNN convolution: ") +
+                     api->cudnnGetErrorString(status);
+        ok = false;
+      }
     }
   }
   if (x) api->cudnnDestroyTensorDescriptor(x);
@@ -241,18 +244,8 @@ bool runConvOrPool(const KernelCall &call) {
     bool done = false;
     if (!convolveWithCudnn(call, args, a, done))
       return false;
-    if (done) {
-      if (ops.size() < 3)
-        return true;
-      int64_t n = countOf(out.shape);
-      withFloat(out.dtype, [&](auto t) {
-        using T = decltype(t);
-        addChannelBias<T><<<blocksFor(n), block, 0, call.stream()>>>(
-            n, args.o, args.oh * args.ow, static_cast<const T *>(ops[2].data),
-            static_cast<T *>(out.data));
-      });
+    if (done)
       return launched(call.error);
-    }
 #endif
     ok = withFloat(out.dtype, [&](auto t) {
       using T = decltype(t);
