@@ -45,32 +45,40 @@ bool loadCublas(std::string &error) {
   return loaded;
 }
 
-bool openCublas(std::string &error) {
-  std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+/// A CUDA library opened for good (RTLD_NODELETE: unloading leaks), by
+/// soname; null with `error` naming it where it cannot be loaded.
+void *openLibrary(const std::string &name, std::string &error) {
   void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
   if (!library) {
     const char *why = dlerror();
     error = "cannot load " + name + ": " + (why ? why : "not found");
-    return false;
   }
+  return library;
+}
+
+/// Binds `entry` to `symbol` of `library`; false with `error` naming the
+/// library and the symbol where it lacks it.
+template <typename Fn>
+bool bind(void *library, const std::string &name, const char *symbol,
+          Fn &entry, std::string &error) {
+  entry = reinterpret_cast<Fn>(dlsym(library, symbol));
+  if (!entry)
+    error = name + " lacks " + symbol;
+  return entry != nullptr;
+}
+
+bool openCublas(std::string &error) {
+  std::string name = "libcublas.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void *library = openLibrary(name, error);
   Cublas api;
-  api.create = reinterpret_cast<decltype(api.create)>(
-      dlsym(library, "cublasCreate_v2"));
-  api.destroy = reinterpret_cast<decltype(api.destroy)>(
-      dlsym(library, "cublasDestroy_v2"));
-  api.setStream = reinterpret_cast<decltype(api.setStream)>(
-      dlsym(library, "cublasSetStream_v2"));
-  api.gemmEx =
-      reinterpret_cast<decltype(api.gemmEx)>(dlsym(library, "cublasGemmEx"));
-  api.gemmStridedBatchedEx = reinterpret_cast<decltype(api.gemmStridedBatchedEx)>(
-      dlsym(library, "cublasGemmStridedBatchedEx"));
-  if (!api.create || !api.destroy || !api.setStream || !api.gemmEx ||
-      !api.gemmStridedBatchedEx) {
-    error = name + " lacks cublasCreate_v2, cublasDestroy_v2, "
-                   "cublasSetStream_v2, cublasGemmEx or "
-                   "cublasGemmStridedBatchedEx";
+  if (!library ||
+      !bind(library, name, "cublasCreate_v2", api.create, error) ||
+      !bind(library, name, "cublasDestroy_v2", api.destroy, error) ||
+      !bind(library, name, "cublasSetStream_v2", api.setStream, error) ||
+      !bind(library, name, "cublasGemmEx", api.gemmEx, error) ||
+      !bind(library, name, "cublasGemmStridedBatchedEx",
+            api.gemmStridedBatchedEx, error))
     return false;
-  }
   cublasApi = api;
   return true;
 }
@@ -81,22 +89,11 @@ bool openCublas(std::string &error) {
 /// where it is missing or lacks an entry point.
 bool loadCudnn(Cudnn &api, std::string &error) {
   std::string name = "libcudnn.so." + std::to_string(CUDNN_MAJOR);
-  void *library = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
-  if (!library) {
-    const char *why = dlerror();
-    error = "cannot load " + name + ": " + (why ? why : "not found");
-    return false;
-  }
-#define TANDEM_CUDNN_LOAD(function)                                            \
-  api.function = reinterpret_cast<decltype(api.function)>(                     \
-      dlsym(library, #function));                                              \
-  if (!api.function) {                                                         \
-    error = name + " lacks " #function;                                        \
-    return false;                                                              \
-  }
-  TANDEM_CUDNN_FUNCTIONS(TANDEM_CUDNN_LOAD)
-#undef TANDEM_CUDNN_LOAD
-  return true;
+  void *library = openLibrary(name, error);
+#define TANDEM_CUDNN_BIND(function)                                            \
+  &&bind(library, name, #function, api.function, error)
+  return library TANDEM_CUDNN_FUNCTIONS(TANDEM_CUDNN_BIND);
+#undef TANDEM_CUDNN_BIND
 }
 #endif
 
