@@ -34,6 +34,20 @@ __global__ void batchNormKernel(int64_t n, int64_t channels, int64_t inner,
   }
 }
 
+/// The norm l2_normalize divides by, from the row's sum of squares (in
+/// double, as on the CPU): at least epsilon, and NaN kept (fmax would
+/// replace it by epsilon).
+__device__ inline double l2Norm(double sumOfSquares, double epsilon) {
+  double norm = sqrt(sumOfSquares);
+  return norm < epsilon ? epsilon : norm;
+}
+
+/// Softmax (mode 0) or log_softmax (1) of x − max, given the row's
+/// Σ exp(x − max).
+__device__ inline float softmaxOf(int mode, float shifted, float sum) {
+  return mode == 1 ? shifted - logf(sum) : expf(shifted) / sum;
+}
+
 /// One thread per row along `axis`: softmax (0), log_softmax (1),
 /// l2_normalize (2).
 template <typename T>
@@ -44,15 +58,12 @@ __global__ void rowKernel(int mode, int64_t outer, int64_t size, int64_t inner,
     const T *row = x + o * size * inner + i;
     T *dst = out + o * size * inner + i;
     if (mode == 2) {
-      // As on the CPU: the sum of squares in double, and a NaN norm stays
-      // NaN (fmax would replace it by epsilon).
       double sum = 0;
       for (int64_t k = 0; k < size; ++k) {
         double v = toFloat(row[k * inner]);
         sum += v * v;
       }
-      double norm = sqrt(sum);
-      norm = norm < epsilon ? epsilon : norm;
+      double norm = l2Norm(sum, epsilon);
       for (int64_t k = 0; k < size; ++k)
         dst[k * inner] = fromFloat<T>(float(toFloat(row[k * inner]) / norm));
       continue;
@@ -64,8 +75,7 @@ __global__ void rowKernel(int mode, int64_t outer, int64_t size, int64_t inner,
       sum += expf(toFloat(row[k * inner]) - peak);
     for (int64_t k = 0; k < size; ++k) {
       float shifted = toFloat(row[k * inner]) - peak;
-      dst[k * inner] = fromFloat<T>(mode == 1 ? shifted - logf(sum)
-                                              : expf(shifted) / sum);
+      dst[k * inner] = fromFloat<T>(softmaxOf(mode, shifted, sum));
     }
   }
 }
@@ -97,8 +107,7 @@ __global__ void softmaxRowsKernel(int mode, int64_t rows, int64_t size,
     sum = blockReduce(sum, shared, SumOf());
     for (int64_t k = threadIdx.x; k < size; k += blockDim.x) {
       float shifted = toFloat(row[k * inner]) - peak;
-      dst[k * inner] = fromFloat<T>(mode == 1 ? shifted - logf(sum)
-                                              : expf(shifted) / sum);
+      dst[k * inner] = fromFloat<T>(softmaxOf(mode, shifted, sum));
     }
   }
 }
@@ -119,8 +128,7 @@ __global__ void l2NormalizeRowsKernel(int64_t rows, int64_t size, int64_t inner,
       double v = toFloat(row[k * inner]);
       sum += v * v;
     }
-    double norm = sqrt(blockReduce(sum, shared, SumOf()));
-    norm = norm < epsilon ? epsilon : norm;
+    double norm = l2Norm(blockReduce(sum, shared, SumOf()), epsilon);
     for (int64_t k = threadIdx.x; k < size; k += blockDim.x)
       dst[k * inner] = fromFloat<T>(float(toFloat(row[k * inner]) / norm));
   }

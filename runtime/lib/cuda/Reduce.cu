@@ -192,6 +192,22 @@ __device__ inline void store(const ReduceArgs &a, State<T, F> s, void *out,
   }
 }
 
+/// A thread's share of result element o's fold: its reduced elements
+/// start, start + step, ...; nothing for an o past the end (so that the
+/// thread still takes part in its block's shuffles and barriers).
+template <typename T, Fold F>
+__device__ inline State<T, F> foldShare(const ReduceArgs &a, const T *x,
+                                        int64_t o, int64_t start,
+                                        int64_t step) {
+  State<T, F> s = emptyState<T, F>();
+  if (o < a.outputs) {
+    int64_t base = offsetIn(a.keptRank, a.keptDims, a.keptStrides, o);
+    for (int64_t r = start; r < a.perOutput; r += step)
+      s = fold<T, F>(a, x, base, r, s);
+  }
+  return s;
+}
+
 /// A warp (blockDim (32, rows)) or a whole block (blockDim (threads, 1))
 /// per result element: threadIdx.x strides along its reduced elements,
 /// threadIdx.y picks the result element among the block's blockDim.y.
@@ -206,12 +222,7 @@ __global__ void __launch_bounds__(1024)
   for (int64_t first = blockIdx.x * int64_t(blockDim.y); first < a.outputs;
        first += int64_t(gridDim.x) * blockDim.y) {
     int64_t o = first + threadIdx.y;
-    S s = emptyState<T, F>();
-    if (o < a.outputs) {
-      int64_t base = offsetIn(a.keptRank, a.keptDims, a.keptStrides, o);
-      for (int64_t r = threadIdx.x; r < a.perOutput; r += blockDim.x)
-        s = fold<T, F>(a, x, base, r, s);
-    }
+    S s = foldShare<T, F>(a, x, o, threadIdx.x, blockDim.x);
     // blockDim.x is the same in the whole block: a uniform branch.
     s = blockDim.x > 32 ? blockReduce(s, warps, Combine<T, F>())
                         : warpReduce(s, Combine<T, F>());
@@ -236,12 +247,7 @@ __global__ void __launch_bounds__(1024)
   for (int64_t first = blockIdx.x * int64_t(blockDim.x); first < a.outputs;
        first += int64_t(gridDim.x) * blockDim.x) {
     int64_t o = first + threadIdx.x;
-    S s = emptyState<T, F>();
-    if (o < a.outputs) {
-      int64_t base = offsetIn(a.keptRank, a.keptDims, a.keptStrides, o);
-      for (int64_t r = threadIdx.y; r < a.perOutput; r += blockDim.y)
-        s = fold<T, F>(a, x, base, r, s);
-    }
+    S s = foldShare<T, F>(a, x, o, threadIdx.y, blockDim.y);
     if (blockDim.y > 1) { // uniform in the block
       partials[threadIdx.y * blockDim.x + threadIdx.x] = s;
       __syncthreads();
