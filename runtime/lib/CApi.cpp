@@ -96,7 +96,7 @@ static int infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
                  int64_t errorSize) {
   for (size_t k = 0; k < rt->inputData.size(); ++k)
     std::memcpy(rt->inputData[k].data(), inputs[k], rt->inputData[k].size());
-  rt->failure.clear();
+  clearFailure(*rt);
   run(rt);
   finishRun(*rt);
   if (!rt->failure.empty()) {

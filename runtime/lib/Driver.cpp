@@ -40,7 +40,8 @@ void usage(const char *program) {
       "  [--weights FILE.safetensors | --random-weights SEED]\n"
       "  [--random-inputs SEED] [--device-backend sim|cuda|auto]\n"
       "  [--gpu-memory BYTES] [--repeat N] [--profile] [--profile-json FILE]\n"
-      "  [--trace FILE] [--list-devices] [--allow-tf32]\n",
+      "  [--trace FILE] [--list-devices] [--allow-tf32] [--serial]\n"
+      "  [--sim-jitter SEED]\n",
       program);
 }
 
@@ -80,7 +81,8 @@ Options parseOptions(int argc, char **argv) {
     } else if (flag == "--weights") {
       options.weights = value();
     } else if (flag == "--random-weights" || flag == "--random-inputs" ||
-               flag == "--repeat" || flag == "--gpu-memory") {
+               flag == "--repeat" || flag == "--gpu-memory" ||
+               flag == "--sim-jitter") {
       const char *text = value();
       if (!parseUnsigned(text, number))
         fatal(flag + " takes a non-negative integer, got '" + text + "'");
@@ -88,6 +90,8 @@ Options parseOptions(int argc, char **argv) {
         options.randomWeights = number;
       else if (flag == "--random-inputs")
         options.randomInputs = number;
+      else if (flag == "--sim-jitter")
+        options.simJitter = number;
       else if (flag == "--repeat") {
         if (number < 1 || number > kMaxRepeat)
           fatal("--repeat takes 1 to " + std::to_string(kMaxRepeat) +
@@ -111,6 +115,8 @@ Options parseOptions(int argc, char **argv) {
       options.profileJson = value();
     } else if (flag == "--trace") {
       options.trace = value();
+    } else if (flag == "--serial") {
+      options.serial = true;
     } else if (flag == "--allow-tf32") {
       options.allowTf32 = true;
     } else if (flag == "--list-devices") {

@@ -51,6 +51,7 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
   image.cpuArena = reader.next();
   image.gpuArena = reader.next();
   image.gpuBudget = reader.next();
+  image.scheduled = reader.next() != 0;
   for (int64_t i = 0; i < inputs; ++i)
     image.inputs.push_back(reader.tensor());
   for (int64_t i = 0; i < outputs; ++i)
@@ -78,10 +79,29 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     op.arenaOffset = reader.next();
     op.name = reader.string();
     op.loc = reader.string();
-    int64_t operands = reader.next();
-    for (int64_t k = 0; k < operands; ++k) {
+    // Queues and waits refer to earlier ops only: a run cannot deadlock.
+    auto earlierOp = [&](int64_t index, bool orNone) {
+      return (orNone && index == -1) || (index >= 0 && index < i);
+    };
+    op.queue = reader.next();
+    int64_t waits = reader.next();
+    bool valid = op.queue >= 0 && op.queue < img::kNumQueues && waits >= 0 &&
+                 waits <= i;
+    for (int64_t k = 0; valid && k < waits; ++k) {
+      op.waits.push_back(reader.next());
+      valid = earlierOp(op.waits.back(), false);
+    }
+    int64_t operands = valid ? reader.next() : 0;
+    for (int64_t k = 0; valid && k < operands; ++k) {
       op.operandDevices.push_back(reader.next());
+      op.operandProducers.push_back(reader.next());
+      valid = earlierOp(op.operandProducers.back(), true);
       op.operands.push_back(reader.tensor());
+    }
+    if (!valid) {
+      error = "the model image is corrupt: op #" + std::to_string(i) +
+              " has a bad queue, wait or operand producer";
+      return false;
     }
     op.result = reader.tensor();
     int64_t attrs = reader.next();

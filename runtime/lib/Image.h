@@ -28,7 +28,12 @@ struct TensorDesc {
 struct OpRecord {
   int64_t kind = 0, device = 0, arenaOffset = 0;
   std::string name, loc;
+  /// The queue it runs on, and the ops that queue waits for before it.
+  int64_t queue = 0;
+  std::vector<int64_t> waits;
   std::vector<int64_t> operandDevices;
+  /// Per operand, the op whose result it reads, or -1 (input, weight).
+  std::vector<int64_t> operandProducers;
   std::vector<TensorDesc> operands;
   TensorDesc result;
   std::vector<int64_t> attrs;
@@ -45,6 +50,8 @@ struct Image {
   std::vector<WeightRecord> weights;
   std::vector<OpRecord> ops;
   int64_t cpuArena = 0, gpuArena = 0, gpuBudget = 0;
+  /// The ops carry queues and waits (--tandem-schedule).
+  bool scheduled = false;
 };
 
 /// Reads the image into `image`, or says what is wrong with it. The image

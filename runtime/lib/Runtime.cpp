@@ -12,6 +12,7 @@
 #include "RuntimeState.h"
 
 #include "CudaBackend.h"
+#include "Queues.h"
 #include "tandem/runtime/ModelImage.h"
 
 #include <unistd.h>
@@ -175,10 +176,19 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
     rt.resultViews.push_back({op.result.dtype, op.result.shape, nullptr});
   }
   rt.opStats.assign(rt.image.ops.size(), OpStats());
+  // A scheduled model on the sim backend runs its queues concurrently,
+  // unless asked to run serially; one all on one queue has nothing to
+  // overlap. (The CUDA backend runs its ops in program order on one stream.)
+  bool severalQueues = false;
+  for (const OpRecord &op : rt.image.ops)
+    severalQueues |= op.queue != rt.image.ops[0].queue;
+  if (rt.image.scheduled && !rt.useCuda && !rt.options.serial && severalQueues)
+    rt.queues = startQueues(rt, rt.options.simJitter);
   return true;
 }
 
 void tandem::rt::tearDown(TandemRuntime &rt) {
+  rt.queues.reset(); // joins the workers
   std::free(rt.arenas[img::kCpu]);
   if (rt.useCuda) {
     cuda::stop(rt.gpu);
@@ -201,9 +211,29 @@ std::string tandem::rt::describeException(std::exception_ptr exception) {
   }
 }
 
+void tandem::rt::recordFailure(TandemRuntime &rt, const std::string &message) {
+  std::lock_guard<std::mutex> lock(rt.statsMutex);
+  if (rt.failure.empty())
+    rt.failure = message;
+  rt.failed = true;
+}
+
+void tandem::rt::clearFailure(TandemRuntime &rt) {
+  rt.failure.clear();
+  rt.failed = false;
+}
+
 void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
                            void *result) {
-  if (!rt.failure.empty())
+  if (rt.queues)
+    submit(*rt.queues, index, operands, result);
+  else
+    executeOpNow(rt, index, operands, result);
+}
+
+void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
+                              void **operands, void *result) {
+  if (rt.failed)
     return;
   const OpRecord &op = rt.image.ops[index];
   std::vector<TensorView> &views = rt.operandViews[index];
@@ -232,10 +262,11 @@ void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
     ok = runCpuKernel(op.kind, views, out, op.attrs, error);
   }
   if (!ok) {
-    rt.failure = op.name + " at " + op.loc + ": " + error;
+    recordFailure(rt, op.name + " at " + op.loc + ": " + error);
     return;
   }
   double seconds = now() - start;
+  std::lock_guard<std::mutex> lock(rt.statsMutex);
   if (op.kind == img::kTransfer) {
     int64_t bytes = op.result.bytes();
     if (op.device == img::kGpu) {
@@ -257,13 +288,14 @@ void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
 }
 
 void tandem::rt::finishRun(TandemRuntime &rt) {
+  if (rt.queues)
+    drain(*rt.queues);
   std::string error;
   if (!rt.useCuda || cuda::synchronize(rt.gpu, error))
     return;
   // Without reports, GPU ops are not waited for one by one, so the op that
   // failed is not known here; with them, executeOp names it.
-  if (rt.failure.empty())
-    rt.failure = "a GPU op of this run failed: " + error +
-                 " (run with --profile to wait for each GPU op and name the "
-                 "one that fails)";
+  recordFailure(rt, "a GPU op of this run failed: " + error +
+                        " (run with --profile to wait for each GPU op and "
+                        "name the one that fails)");
 }

@@ -18,7 +18,9 @@
 #include "tandem/runtime/Safetensors.h"
 
 #include <cstdint>
+#include <atomic>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -44,7 +46,14 @@ struct Options {
   // f32 GEMMs and convolutions on the GPU's tensor cores in TF32 (inputs
   // rounded to 10 mantissa bits); TANDEM_ALLOW_TF32=1 does the same.
   bool allowTf32 = false;
+  // Run a scheduled model one op at a time, in program order, instead of on
+  // its queues (--serial).
+  bool serial = false;
+  // Random delays per queue on the sim backend's workers (--sim-jitter).
+  std::optional<uint64_t> simJitter;
 };
+
+class QueueExecutor;
 
 } // namespace tandem::rt
 
@@ -72,7 +81,15 @@ struct TandemRuntime {
   double origin = 0;
   int64_t h2dCount = 0, d2hCount = 0, h2dBytes = 0, d2hBytes = 0;
   double copySeconds = 0, loadSeconds = 0;
+  // The run's first failure; `failed` is set with it, and may be read while
+  // queues run.
   std::string failure;
+  std::atomic<bool> failed{false};
+  // Guards failure, the counters, the timings and the trace while a
+  // scheduled model's queues run concurrently.
+  std::mutex statsMutex;
+  // A scheduled model's queue workers (sim), or null: one op at a time.
+  std::shared_ptr<tandem::rt::QueueExecutor> queues;
   int64_t budget = 0;
   bool useCuda = false;
   tandem::rt::cuda::Device *gpu = nullptr; // this model's GPU (useCuda)
@@ -93,10 +110,18 @@ uint64_t hostMemoryBytes();
 /// Picks the device backend, checks the budget and allocates the arenas.
 bool setUp(TandemRuntime &rt, std::string &error);
 void tearDown(TandemRuntime &rt);
-/// Runs op `index` of the image on `operands` into `result`; a failure is
-/// kept in rt.failure and makes the run's later ops do nothing.
+/// Runs op `index` of the image on `operands` into `result` (on its queue,
+/// when the model's queues run concurrently); a failure is kept in
+/// rt.failure and makes the run's later ops do nothing.
 void executeOp(TandemRuntime &rt, int32_t index, void **operands,
                void *result);
+/// Runs op `index` now, on the calling thread.
+void executeOpNow(TandemRuntime &rt, int32_t index, void **operands,
+                  void *result);
+/// Keeps the run's first failure.
+void recordFailure(TandemRuntime &rt, const std::string &message);
+/// Forgets the last run's failure.
+void clearFailure(TandemRuntime &rt);
 /// Ends a run: waits for the GPU ops still running, keeping a failure of
 /// theirs in rt.failure.
 void finishRun(TandemRuntime &rt);

@@ -20,14 +20,21 @@ const char kStrings[] = "tandem.op\0model.mlir:1:1";
 
 /// An image of one op of `kind` on an f32[4] operand with `attrs`.
 std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
-                                int64_t version = img::kVersion) {
+                                int64_t version = img::kVersion,
+                                int64_t queue = img::kCpuQueue,
+                                std::vector<int64_t> waits = {},
+                                int64_t producer = -1) {
   std::vector<int64_t> record = {kind, img::kCpu, /*arenaOffset=*/0,
-                                 /*name=*/0, /*loc=*/10,
-                                 /*operands=*/1, img::kCpu, img::kF32, 1, 4,
-                                 /*result=*/img::kF32, 1, 4,
-                                 int64_t(attrs.size())};
+                                 /*name=*/0, /*loc=*/10, queue,
+                                 int64_t(waits.size())};
+  record.insert(record.end(), waits.begin(), waits.end());
+  record.insert(record.end(), {/*operands=*/1, img::kCpu, producer,
+                               img::kF32, 1, 4,
+                               /*result=*/img::kF32, 1, 4,
+                               int64_t(attrs.size())});
   record.insert(record.end(), attrs.begin(), attrs.end());
-  std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0};
+  std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0,
+                                /*scheduled=*/1};
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());
   return words;
@@ -70,6 +77,19 @@ TEST(ImageTest, RefusesAnUnknownKind) {
             std::string::npos);
 }
 
+TEST(ImageTest, RefusesAWaitOrProducerThatIsNotAnEarlierOp) {
+  // One op: nothing earlier to wait for or read, and four queues.
+  std::string bad = "the model image is corrupt: op #0 has a bad queue, wait "
+                    "or operand producer";
+  EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
+                                   img::kCpuQueue, {0})), bad);
+  EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
+                                   img::kCpuQueue, {}, 0)), bad);
+  EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
+                                   img::kNumQueues)), bad);
+  EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion, -1)), bad);
+}
+
 TEST(ImageTest, RefusesAWrongAttributeCount) {
   EXPECT_EQ(decodeError(oneOpImage(img::kConv2d, {1, 1, 0})),
             "the model image is corrupt: op #0 (Conv2d) has 3 attribute "
@@ -80,7 +100,7 @@ TEST(ImageTest, RefusesAWrongAttributeCount) {
 
 TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
   std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0});
-  words[9] += 1; // the op's word count
+  words[10] += 1; // the op's word count
   EXPECT_NE(decodeError(words).find("(ReduceSum) has 1 attribute words"),
             std::string::npos);
 }

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemSchedule.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/Support/Format.h"
@@ -218,7 +219,7 @@ struct ConvertTandemToLLVM
     for (Operation &op : body) {
       if (isa<WeightOp>(op))
         weights.push_back(&op);
-      else if (&op != terminator && !isa<ViewLikeOpInterface>(op))
+      else if (&op != terminator && !isa<ViewLikeOpInterface, WaitOp>(op))
         ops.push_back(&op); // a view is its source's buffer: no op runs
     }
     image.words = {img::kMagic,
@@ -229,7 +230,8 @@ struct ConvertTandemToLLVM
                    int64_t(ops.size()),
                    cpuArena.getInt(),
                    gpuArena.getInt(),
-                   budget.getInt()};
+                   budget.getInt(),
+                   int64_t(isScheduled(func))};
     for (BlockArgument argument : body.getArguments())
       if (failed(appendTensor(func, argument.getType(), image.words)))
         return failure();
@@ -250,7 +252,27 @@ struct ConvertTandemToLLVM
         return failure();
     }
     llvm::DenseMap<Operation *, int> opIndex;
-    for (Operation *op : ops) {
+    // The image op whose result `value` is (through views), or -1.
+    auto producerIndex = [&](Value value) -> int64_t {
+      Operation *producer = value.getDefiningOp();
+      while (auto view = dyn_cast_or_null<ViewLikeOpInterface>(producer))
+        producer = view.getViewSource().getDefiningOp();
+      auto found = opIndex.find(producer);
+      return found == opIndex.end() ? -1 : found->second;
+    };
+    // Waits met since each queue's last op: they go with its next one.
+    std::array<std::vector<int64_t>, img::kNumQueues> pendingWaits;
+    for (Operation &bodyOp : body) {
+      if (auto wait = dyn_cast<WaitOp>(bodyOp)) {
+        for (Value value : wait.getValues())
+          if (int64_t producer = producerIndex(value); producer >= 0)
+            pendingWaits[int64_t(wait.getQueue())].push_back(producer);
+        continue;
+      }
+      if (&bodyOp == terminator ||
+          isa<WeightOp, ViewLikeOpInterface>(bodyOp))
+        continue;
+      Operation *op = &bodyOp;
       FailureOr<std::pair<int64_t, std::vector<int64_t>>> description =
           describe(op);
       if (failed(description))
@@ -264,10 +286,18 @@ struct ConvertTandemToLLVM
           description->first, deviceCode(getPlacedDevice(op->getResult(0))),
           op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName).getInt(),
           image.addString(op->getName().getStringRef()),
-          image.addString(formatLocation(op->getLoc())),
-          int64_t(op->getNumOperands())};
+          image.addString(formatLocation(op->getLoc()))};
+      std::optional<QueueKind> queue = getScheduledQueue(op);
+      int64_t queueCode = queue ? int64_t(*queue) : img::kCpuQueue;
+      std::vector<int64_t> &waits = pendingWaits[queueCode];
+      record.push_back(queueCode);
+      record.push_back(waits.size());
+      llvm::append_range(record, waits);
+      waits.clear();
+      record.push_back(op->getNumOperands());
       for (Value operand : op->getOperands()) {
         record.push_back(deviceCode(getPlacedDevice(operand)));
+        record.push_back(producerIndex(operand));
         if (failed(appendTensor(op, operand.getType(), record)))
           return failure();
       }
@@ -365,6 +395,8 @@ struct ConvertTandemToLLVM
                   .getResult();
         continue;
       }
+      if (isa<WaitOp>(op))
+        continue; // in the image, with the next op of its queue
       if (auto view = dyn_cast<ViewLikeOpInterface>(op)) {
         // Buffers are dense and row-major: a view (a reshape) reads the same
         // bytes (--tandem-plan-memory keeps them alive for its users).

@@ -914,7 +914,7 @@ func.func @pin_attr_integer(%x: tensor<4xf32>) {
 // -----
 
 func.func @unknown_tandem_attr(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.workspace_offset', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes' and 'tandem.gpu_arena_bytes'}}
+  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.workspace_offset', 'tandem.queue', 'tandem.scheduled', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes' and 'tandem.gpu_arena_bytes'}}
   %0 = tandem.relu %x {tandem.placement = #tandem.device<gpu>} : tensor<4xf32>
   return
 }

@@ -22,6 +22,7 @@
 
 #include "RandomModels.h"
 
+#include "tandem/Analysis/ArenaBuffers.h"
 #include "tandem/Analysis/MemoryPlanner.h"
 #include "tandem/Analysis/PlacementGraph.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
@@ -162,61 +163,15 @@ std::optional<double> bruteForce(const PlacementProblem &problem) {
   return best;
 }
 
-/// The GPU bytes an emitted function keeps live at its peak, computed from
-/// the IR alone (independently of the planner): a buffer lives from the op
-/// that writes it to its last reader, a reshape extends its operand's
-/// buffer, a GPU weight lives for the whole run.
+/// The GPU bytes an emitted function keeps live at its peak, from its
+/// buffers' lifetimes under its schedule (independently of the offsets the
+/// planner gave them): a buffer lives from the first op its writer may run
+/// beside to the last op its readers may, a reshape extends its operand's
+/// buffer, a GPU weight lives for the whole run, a workspace at its op.
 int64_t irPeakGpuBytes(func::FuncOp func) {
-  Block &block = func.getBody().front();
-  llvm::DenseMap<Operation *, int64_t> position;
-  int64_t n = 0;
-  for (Operation &op : block)
-    position[&op] = n++;
-  llvm::DenseMap<Value, Value> root;
-  auto rootOf = [&](Value v) {
-    auto it = root.find(v);
-    return it == root.end() ? v : it->second;
-  };
-  llvm::DenseMap<Value, int64_t> last;
-  for (Operation &op : block) {
-    if (auto reshape = dyn_cast<ReshapeOp>(op))
-      root[reshape.getResult()] = rootOf(reshape.getX());
-    for (Value operand : op.getOperands()) {
-      int64_t &l = last[rootOf(operand)];
-      l = std::max(l, position[&op]);
-    }
-  }
-  std::vector<int64_t> delta(n + 2, 0);
-  for (Operation &op : block) {
-    if (isa<ReshapeOp>(op) || op.getNumResults() != 1)
-      continue;
-    Value result = op.getResult(0);
-    DeviceAttr device = getPlacedDevice(result);
-    if (!device || !device.isGPU())
-      continue;
-    int64_t bytes = alignBufferSize(getNumBytes(result.getType()));
-    int64_t first = position[&op], end = std::max(first, last.lookup(result));
-    if (isa<WeightOp>(op)) {
-      first = 0;
-      end = n - 1;
-    }
-    delta[first] += bytes;
-    delta[end + 1] -= bytes;
-    // A workspace planned for the op (tandem.workspace_offset): live at the
-    // op only.
-    if (op.hasAttr(TandemDialect::kWorkspaceOffsetAttrName)) {
-      int64_t workspace = alignBufferSize(
-          cast<DeviceSupportOpInterface>(op).getGpuWorkspaceBytes());
-      delta[position[&op]] += workspace;
-      delta[position[&op] + 1] -= workspace;
-    }
-  }
-  int64_t live = 0, peak = 0;
-  for (int64_t t = 0; t <= n; ++t) {
-    live += delta[t];
-    peak = std::max(peak, live);
-  }
-  return peak;
+  FailureOr<FunctionBuffers> buffers =
+      collectArenaBuffers(func.getBody().front());
+  return failed(buffers) ? -1 : peakLiveBytes(buffers->gpu.lifetimes);
 }
 
 class PropertyChecker {
@@ -430,7 +385,7 @@ void PropertyChecker::checkPipeline(ModuleOp prepared,
         getPlacedDevice(weight.getResult()).isCPU() &&
         getPlacedDevice(previousWeight.getResult()).isGPU())
       continue;
-    if (op.hasTrait<mlir::OpTrait::IsTerminator>())
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>() || isa<WaitOp>(op))
       continue;
     DeviceAttr device = op.getNumResults()
                             ? getPlacedDevice(op.getResult(0))

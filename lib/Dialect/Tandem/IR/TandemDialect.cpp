@@ -7,6 +7,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemSchedule.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -50,13 +51,27 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return success();
   }
+  if (name == kQueueAttrName) {
+    if (!isa<QueueKindAttr>(attr.getValue()))
+      return op->emitError() << "'" << name
+                             << "' must be a #tandem.queue attribute, got "
+                             << attr.getValue();
+    return success();
+  }
+  if (name == kScheduledAttrName) {
+    if (!isa<UnitAttr>(attr.getValue()))
+      return op->emitError() << "'" << name << "' is a unit attribute, got "
+                             << attr.getValue();
+    return verifySchedule(op);
+  }
   if (name != kDeviceAttrName && name != kPinAttrName)
     return op->emitError() << "unknown attribute '" << name
                            << "': the tandem dialect understands '"
                            << kDeviceAttrName << "', '" << kPinAttrName
                            << "', '" << kOffsetAttrName << "', '"
                            << kWorkspaceOffsetAttrName << "', '"
-                           << kGpuMemoryBudgetAttrName << "', '"
+                           << kQueueAttrName << "', '" << kScheduledAttrName
+                           << "', '" << kGpuMemoryBudgetAttrName << "', '"
                            << kCpuArenaBytesAttrName << "' and '"
                            << kGpuArenaBytesAttrName << "'";
   auto device = dyn_cast<DeviceAttr>(attr.getValue());

@@ -213,6 +213,35 @@ static void printDevice(OpAsmPrinter &printer, Operation *, DeviceAttr device) {
   printer.printAttribute(device);
 }
 
+/// A queue in brackets: `<gpu>`.
+static ParseResult parseQueue(OpAsmParser &parser, QueueKindAttr &queue) {
+  SMLoc loc = parser.getCurrentLocation();
+  StringRef keyword;
+  if (parser.parseLess() || parser.parseOptionalKeyword(&keyword))
+    return parser.emitError(loc, "expected a queue: <cpu>, <gpu>, <h2d> or "
+                                 "<d2h>");
+  std::optional<QueueKind> value = symbolizeQueueKind(keyword);
+  if (!value)
+    return parser.emitError(loc, "unknown queue '")
+           << keyword << "': expected cpu, gpu, h2d or d2h";
+  queue = QueueKindAttr::get(parser.getContext(), *value);
+  return parser.parseGreater();
+}
+
+static void printQueue(OpAsmPrinter &printer, Operation *, QueueKindAttr queue) {
+  printer << '<' << stringifyQueueKind(queue.getValue()) << '>';
+}
+
+//===----------------------------------------------------------------------===//
+// Schedule
+//===----------------------------------------------------------------------===//
+
+LogicalResult WaitOp::verify() {
+  if (getValues().empty())
+    return emitOpError("waits for nothing: name at least one value");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Sources
 //===----------------------------------------------------------------------===//

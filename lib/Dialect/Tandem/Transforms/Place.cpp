@@ -8,6 +8,7 @@
 #include "tandem/Analysis/PlacementReport.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Support/OutputFile.h"
+#include "tandem/Dialect/Tandem/IR/TandemSchedule.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/Pass/PassManager.h"
@@ -124,6 +125,9 @@ struct Place : tandem::impl::PlaceBase<Place> {
       // that is already placed is kept as it is.
       if (!isPlaced(func) && failed(runPipeline(cleanup, func)))
         return signalPassFailure();
+      // A scheduled function is placed again from its devices; the
+      // schedule is made again after the transfers.
+      clearSchedule(func);
       FailureOr<PlacementGraph> graph =
           buildPlacementGraph(func, *profile, budget);
       if (failed(graph))

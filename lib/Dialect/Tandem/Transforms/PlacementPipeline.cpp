@@ -22,6 +22,12 @@ void tandem::buildPlacementPipeline(OpPassManager &pm,
   place.explain = options.explain;
   pm.addPass(createPlace(place));
   pm.addPass(createInsertTransfers());
+  ScheduleOptions schedule;
+  schedule.deviceProfile = options.deviceProfile;
+  // The schedule is added to a report written to a file (not to a stream).
+  if (options.report != "-")
+    schedule.report = options.report;
+  pm.addPass(createSchedule(schedule));
   // Last, so offsets describe the final IR.
   pm.addPass(createPlanMemory());
 }
@@ -35,8 +41,9 @@ void tandem::addPrePlacementCleanup(OpPassManager &pm) {
 void tandem::registerPlacementPipeline() {
   PassPipelineRegistration<PlacementPipelineOptions>(
       "tandem-placement-pipeline",
-      "Place every op under the GPU budget, insert the transfers and plan "
-      "memory (tandem-place, tandem-insert-transfers, tandem-plan-memory); "
+      "Place every op under the GPU budget, insert the transfers, schedule "
+      "the queues and plan memory (tandem-place, tandem-insert-transfers, "
+      "tandem-schedule, tandem-plan-memory); "
       "takes tandem-place's options",
       buildPlacementPipeline);
 }

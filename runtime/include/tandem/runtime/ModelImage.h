@@ -8,19 +8,23 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 4):
+// Layout (version 5):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
-//   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes,
+//   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
 //   numInputs  x tensor,
 //   numOutputs x tensor,
 //   numWeights x (nameOffset, device, arenaOffset, tensor),
 //   numOps     x (wordCount, kind, device, arenaOffset, nameOffset, locOffset,
-//                 numOperands, numOperands x (device, tensor), result tensor,
-//                 numAttrs, numAttrs x word)
+//                 queue, numWaits, numWaits x op,
+//                 numOperands, numOperands x (device, producer, tensor),
+//                 result tensor, numAttrs, numAttrs x word)
 // where tensor = (dtype, rank, rank x dim). The kinds and the layout of
 // each kind's attribute words are in OpKinds.def and ImageAttrs.h. An op's
 // arenaOffset is where its result lives in its device's arena (what the
-// runtime names when a budget refuses the plan).
+// runtime names when a budget refuses the plan). In a scheduled model
+// (scheduled = 1) each op names its queue (Queue) and the earlier ops its
+// queue waits for before it starts; an operand's producer is the earlier op
+// whose result it reads (through views), or -1 for an input or a weight.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,7 +38,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 4;
+constexpr int64_t kVersion = 5;
 
 /// The highest tensor rank the GPU kernels take (their layouts hold this
 /// many dimensions): placement keeps ops on higher-rank tensors on the CPU.
@@ -42,6 +46,9 @@ constexpr int kMaxGpuRank = 8;
 
 /// Devices, as the image and the ABI number them.
 enum Device : int64_t { kCpu = 0, kGpu = 1 };
+
+/// Queues of a schedule, as the image numbers them (the dialect's QueueKind).
+enum Queue : int64_t { kCpuQueue = 0, kGpuQueue, kH2DQueue, kD2HQueue, kNumQueues };
 
 /// Element types (the runtime's DType values).
 enum ElementType : int64_t { kF32 = 0, kF16, kBF16, kI64, kI32, kBool };

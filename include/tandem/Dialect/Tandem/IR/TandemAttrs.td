@@ -41,6 +41,28 @@ def Tandem_DeviceAttr : AttrDef<Tandem_Dialect, "Device"> {
   }];
 }
 
+def Tandem_QueueKind : I32EnumAttr<"QueueKind", "queue of a schedule", [
+    I32EnumAttrCase<"CPU", 0, "cpu">,
+    I32EnumAttrCase<"GPU", 1, "gpu">,
+    I32EnumAttrCase<"H2D", 2, "h2d">,
+    I32EnumAttrCase<"D2H", 3, "d2h">
+  ]> {
+  let cppNamespace = "::mlir::tandem";
+  let genSpecializedAttr = 0;
+}
+
+def Tandem_QueueAttr : EnumAttr<Tandem_Dialect, Tandem_QueueKind, "queue"> {
+  let summary = "A queue of a schedule: the CPU, the GPU's compute stream, or "
+                "a copy engine";
+  let description = [{
+    `#tandem.queue<cpu>`, `#tandem.queue<gpu>`, `#tandem.queue<h2d>` (the
+    host-to-device copy engine) or `#tandem.queue<d2h>` (device-to-host).
+    Each queue runs its ops one at a time in block order; queues run
+    concurrently, ordered only by `tandem.wait`.
+  }];
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Tandem_ComparePredicate : I32EnumAttr<"ComparePredicate",
     "comparison predicate", [
     I32EnumAttrCase<"eq", 0>, I32EnumAttrCase<"ne", 1>,

@@ -31,6 +31,10 @@ def Tandem_Dialect : Dialect {
     op's workspace is in the GPU arena), and on functions
     `tandem.gpu_memory_budget`, `tandem.cpu_arena_bytes` and
     `tandem.gpu_arena_bytes`.
+
+    `--tandem-schedule` writes `tandem.queue = #tandem.queue<...>` on every
+    op and the unit attribute `tandem.scheduled` on the function; the
+    verifier then checks the schedule (docs/schedule.md).
   }];
 
   // `tandem.shape` folds to an `arith.constant`.
@@ -57,6 +61,12 @@ def Tandem_Dialect : Dialect {
     /// (DeviceSupportOpInterface::getGpuWorkspaceBytes): its arena offset.
     static constexpr ::llvm::StringLiteral kWorkspaceOffsetAttrName =
         "tandem.workspace_offset";
+    /// Written by --tandem-schedule: the queue an op runs on, and on the
+    /// function the unit attribute that makes the verifier check the
+    /// schedule (every cross-queue read waits for its producer).
+    static constexpr ::llvm::StringLiteral kQueueAttrName = "tandem.queue";
+    static constexpr ::llvm::StringLiteral kScheduledAttrName =
+        "tandem.scheduled";
     static constexpr ::llvm::StringLiteral kCpuArenaBytesAttrName =
         "tandem.cpu_arena_bytes";
     static constexpr ::llvm::StringLiteral kGpuArenaBytesAttrName =

@@ -773,4 +773,34 @@ def Tandem_TransferOp : Tandem_Op<"transfer", [Tandem_RunsAs<"Transfer">,
   let hasFolder = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Schedule
+//===----------------------------------------------------------------------===//
+
+// Not a Tandem_Op: it computes nothing, runs on no device and must not be
+// erased as dead (it has no result, and no declared effect keeps it).
+def Tandem_WaitOp : Op<Tandem_Dialect, "wait"> {
+  let summary = "a queue waits until the ops producing some values complete";
+  let description = [{
+    In a scheduled function (`--tandem-schedule`), the ops after this one on
+    `queue` start only once the ops that produce `values` (on other queues)
+    have completed: the values are the producers' completion tokens, as a
+    `!gpu.async.token` is a GPU op's. On a GPU this is an event recorded
+    after each producer and waited for by the queue's stream. A wait names
+    values defined above it, so waits follow block order and cannot form a
+    cycle; one for a value defined below it is refused as a use that its
+    definition does not dominate.
+
+    ```mlir
+    tandem.wait <gpu> for %x, %w : tensor<64x512xf32>, tensor<512x512xf32>
+    ```
+  }];
+  let arguments = (ins Tandem_QueueAttr:$queue,
+                   Variadic<Tandem_Tensor>:$values);
+  let assemblyFormat = [{
+    custom<Queue>($queue) `for` $values attr-dict `:` type($values)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_TD

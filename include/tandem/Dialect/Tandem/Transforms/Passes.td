@@ -104,12 +104,57 @@ def InsertTransfers : Pass<"tandem-insert-transfers", "::mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::tandem::TandemDialect"];
 }
 
+def Schedule : Pass<"tandem-schedule", "::mlir::ModuleOp"> {
+  let summary = "Put every op on a queue and make every cross-queue "
+                "dependency an explicit wait";
+  let description = [{
+    Runs after --tandem-insert-transfers. Every op that runs gets
+    `tandem.queue`: its device's queue (`cpu`, `gpu`), or for a transfer
+    the copy engine of its direction (`h2d`, `d2h`). Each queue runs its ops
+    in block order, concurrently with the others; a `tandem.wait` before an
+    op makes its queue wait for the ops producing the values it names.
+
+    Every operand produced on another queue is waited for (once: a wait
+    already implied by earlier ones is left out). Beyond those, queues that
+    share an arena are kept within a window of each other: an op waits for
+    the ops of the other queues more than `window` ops before it, so that
+    buffers can be reused and a copy is not issued arbitrarily early. How
+    far ahead copies run (a streamed weight's prefetch depth) is therefore
+    bounded by the window; the pass tries windows from unbounded down to 1
+    (the GPU arena's ops in program order, whose memory plan is the one
+    placement checked) and keeps the one with the shortest predicted
+    makespan whose GPU arena, laid out under the schedule as
+    --tandem-plan-memory will, fits the budget (`tandem.gpu_memory_budget`).
+
+    With `report=FILE`, adds the schedule to the placement report in FILE:
+    the predicted makespan and serial time, each queue's busy time, the copy
+    time hidden under compute, a lower bound on any schedule's makespan and
+    every op's queue, start and end (docs/schedule.md).
+  }];
+  let options = [
+    Option<"deviceProfile", "device-profile", "std::string", "\"h200\"",
+           "Builtin profile (h200, a100-80gb, v100-32gb, host) or the path "
+           "of a JSON profile: the op and copy times the makespan is "
+           "predicted with">,
+    Option<"report", "report", "std::string", "\"\"",
+           "A placement report (JSON, from --tandem-place) to add the "
+           "schedule to">,
+    Option<"window", "window", "int64_t", "0",
+           "Fix the window instead of choosing it (0: choose; a negative "
+           "value: unbounded)">
+  ];
+  // It creates tandem attributes and ops even in a function with no tandem op.
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
+}
+
 def PlanMemory : Pass<"tandem-plan-memory", "::mlir::ModuleOp"> {
   let summary = "Give every buffer a static offset in its device's arena";
   let description = [{
     Computes each buffer's lifetime over program order (from the op that
     writes it to its last reader; a weight resident on the GPU lives for the
-    whole run), assigns offsets in one arena per device (greedy by size, as
+    whole run); in a scheduled function, from the first op its writer may
+    run beside to the last op any of its readers may run beside, in every
+    interleaving the waits allow. It then assigns offsets in one arena per device (greedy by size, as
     TFLite's planner) and records them: `tandem.offset` on each op with a
     buffer, `tandem.cpu_arena_bytes` and `tandem.gpu_arena_bytes` on the
     function. Function arguments and weights on the CPU (read from the

@@ -1,0 +1,38 @@
+//===- Queues.h - a scheduled model's queues run concurrently ---*- C++ -*-===//
+//
+// On the sim backend, a scheduled model (--tandem-schedule) runs each queue
+// of its schedule (CPU, GPU, host-to-device, device-to-host) on a worker
+// thread of its own: an op starts once its queue's earlier ops and the ops
+// it waits for have completed, so a wait missing from the schedule is a
+// real race. A race detector checks every op as it starts: each operand's
+// producer has completed, and the bytes it writes belong to no buffer that
+// is still live (written, with readers still to run). --sim-jitter adds
+// random delays per queue to shake out missing waits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_LIB_QUEUES_H
+#define TANDEM_RUNTIME_LIB_QUEUES_H
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+
+struct TandemRuntime;
+
+namespace tandem::rt {
+
+class QueueExecutor;
+
+/// Starts one worker per queue for `rt`'s scheduled image.
+std::shared_ptr<QueueExecutor> startQueues(TandemRuntime &rt,
+                                           std::optional<uint64_t> jitterSeed);
+/// Hands op `index` to its queue; `operands` is copied.
+void submit(QueueExecutor &queues, int32_t index, void **operands,
+            void *result);
+/// Waits until every submitted op has completed: the end of a run.
+void drain(QueueExecutor &queues);
+
+} // namespace tandem::rt
+
+#endif // TANDEM_RUNTIME_LIB_QUEUES_H
