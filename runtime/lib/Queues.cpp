@@ -42,6 +42,7 @@ private:
   /// The race detector's check of `task` as it starts; "" if clean.
   std::string checkStart(const Task &task);
   template <typename Predicate> void eraseLive(Predicate erase);
+  void addLive(const Live &buffer);
   /// (arena, offset) of a pointer into an arena, or arena -1.
   std::pair<int64_t, int64_t> locate(const void *pointer) const;
 
@@ -59,6 +60,7 @@ private:
   /// those still to complete in this run.
   std::vector<int64_t> doneRun, readers, readersLeft;
   std::vector<Live> live;
+  int64_t liveGpuBytes = 0;
 };
 
 } // namespace tandem::rt
@@ -77,8 +79,8 @@ QueueExecutor::QueueExecutor(TandemRuntime &rt,
   readersLeft = readers;
   for (const WeightRecord &weight : image.weights)
     if (weight.device == img::kGpu)
-      live.push_back({img::kGpu, weight.arenaOffset,
-                      weight.arenaOffset + int64_t(weight.tensor.bytes()), -1});
+      addLive({img::kGpu, weight.arenaOffset,
+               weight.arenaOffset + int64_t(weight.tensor.bytes()), -1});
   for (int queue = 0; queue < img::kNumQueues; ++queue)
     workers.emplace_back([this, queue] { work(queue); });
 }
@@ -114,7 +116,21 @@ void QueueExecutor::drain() {
 }
 
 template <typename Predicate> void QueueExecutor::eraseLive(Predicate erase) {
-  live.erase(std::remove_if(live.begin(), live.end(), erase), live.end());
+  // partition, not remove_if: the erased entries stay readable.
+  auto dead = std::partition(live.begin(), live.end(),
+                             [&](const Live &buffer) { return !erase(buffer); });
+  for (auto it = dead; it != live.end(); ++it)
+    if (it->arena == img::kGpu)
+      liveGpuBytes -= it->end - it->begin;
+  live.erase(dead, live.end());
+}
+
+void QueueExecutor::addLive(const Live &buffer) {
+  live.push_back(buffer);
+  if (buffer.arena == img::kGpu) {
+    liveGpuBytes += buffer.end - buffer.begin;
+    rt.gpuLivePeak = std::max(rt.gpuLivePeak, liveGpuBytes);
+  }
 }
 
 std::pair<int64_t, int64_t> QueueExecutor::locate(const void *pointer) const {
@@ -181,8 +197,7 @@ void QueueExecutor::work(int queue) {
     bool writes = locate(task.result).first >= 0;
     if (race.empty() && writes) {
       auto [arena, offset] = locate(task.result);
-      live.push_back({arena, offset, offset + int64_t(op.result.bytes()),
-                      task.index});
+      addLive({arena, offset, offset + int64_t(op.result.bytes()), task.index});
     }
     lock.unlock();
     if (race.empty())

@@ -84,6 +84,25 @@ void writeReport(const std::string &flag, const std::string &path, F write) {
     fatal(flag + ": " + error);
 }
 
+const char *const kQueueNames[img::kNumQueues] = {"cpu", "gpu", "h2d", "d2h"};
+
+/// Seconds each queue of the schedule was busy, over all runs.
+std::vector<double> queueBusySeconds(const TandemRuntime &rt) {
+  std::vector<double> busy(img::kNumQueues, 0.0);
+  for (size_t index = 0; index < rt.opStats.size(); ++index)
+    busy[rt.image.ops[index].queue] += rt.opStats[index].total;
+  return busy;
+}
+
+/// Seconds the queues' work overlapped: their busy time beyond the wall
+/// time (0 when ops run one at a time).
+double overlapSeconds(const TandemRuntime &rt, double totalSeconds) {
+  double busy = 0;
+  for (double seconds : queueBusySeconds(rt))
+    busy += seconds;
+  return rt.queues ? std::max(0.0, busy - totalSeconds) : 0.0;
+}
+
 void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const auto &[key, stats] : statsByName(rt)) {
@@ -100,21 +119,34 @@ void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
                                    {"d2h_count", rt.d2hCount},
                                    {"h2d_bytes", rt.h2dBytes},
                                    {"d2h_bytes", rt.d2hBytes},
-                                   {"sync_count", rt.h2dCount + rt.d2hCount},
-                                   {"async_count", 0},
+                                   {"sync_count", rt.queues ? 0 : rt.h2dCount + rt.d2hCount},
+                                   {"async_count", rt.queues ? rt.h2dCount + rt.d2hCount : 0},
                                    {"total_us", micros(rt.copySeconds)}};
+  nlohmann::ordered_json busy = nlohmann::ordered_json::object();
+  std::vector<double> queueBusy = queueBusySeconds(rt);
+  for (int queue = 0; queue < img::kNumQueues; ++queue)
+    busy[kQueueNames[queue]] = micros(queueBusy[queue]);
+  nlohmann::ordered_json schedule = {
+      {"concurrent", bool(rt.queues)},
+      {"makespan_us", micros(totalSeconds / rt.options.repeat)},
+      {"queue_busy_us", std::move(busy)},
+      {"overlap_us", micros(overlapSeconds(rt, totalSeconds))},
+      {"gpu_live_peak_bytes", rt.queues ? nlohmann::ordered_json(rt.gpuLivePeak)
+                                        : nlohmann::ordered_json(nullptr)}};
   nlohmann::ordered_json profile = {{"total_us", micros(totalSeconds)},
                                     {"runs", rt.options.repeat},
                                     {"load_us", micros(rt.loadSeconds)},
                                     {"gpu_arena_bytes", rt.image.gpuArena},
                                     {"gpu_budget_bytes", rt.budget},
                                     {"copies", std::move(copies)},
+                                    {"schedule", std::move(schedule)},
                                     {"ops", std::move(ops)}};
   std::fprintf(f, "%s\n", dumpJson(profile, 2).c_str());
 }
 
 /// A Chrome/Perfetto trace: one complete event per op execution, one track
-/// per device; an event a line, written as it goes (traces get long).
+/// per device (per queue when the queues run concurrently); an event a
+/// line, written as it goes (traces get long).
 void printTrace(TandemRuntime &rt, FILE *f) {
   auto track = [](int64_t tid, const char *name) {
     return nlohmann::ordered_json{{"name", "thread_name"},
@@ -126,11 +158,15 @@ void printTrace(TandemRuntime &rt, FILE *f) {
   std::fprintf(f, "{\"traceEvents\": [\n  %s,\n  %s",
                dumpJson(track(0, "cpu")).c_str(),
                dumpJson(track(1, rt.useCuda ? "gpu (cuda)" : "gpu (sim)")).c_str());
+  if (rt.queues)
+    std::fprintf(f, ",\n  %s,\n  %s",
+                 dumpJson(track(img::kH2DQueue, "h2d copies")).c_str(),
+                 dumpJson(track(img::kD2HQueue, "d2h copies")).c_str());
   for (const auto &event : rt.trace) {
     nlohmann::ordered_json complete = {{"name", event.name},
                                        {"ph", "X"},
                                        {"pid", 0},
-                                       {"tid", event.device},
+                                       {"tid", rt.queues ? event.queue : event.device},
                                        {"ts", micros(event.start)},
                                        {"dur", micros(event.seconds)}};
     std::fprintf(f, ",\n  %s", dumpJson(complete).c_str());
@@ -158,11 +194,22 @@ void tandem::rt::printProfile(TandemRuntime &rt, double totalSeconds) {
               "(weights, arenas) %.3f ms\n",
               totalSeconds * 1e3, (long long)runs, totalSeconds * 1e3 / runs,
               rt.loadSeconds * 1e3);
+  int64_t copies = rt.h2dCount + rt.d2hCount;
   std::printf("copies: h2d %lld (%lld bytes), d2h %lld (%lld bytes), %.3f ms; "
-              "sync %lld, async 0\n",
+              "sync %lld, async %lld\n",
               (long long)rt.h2dCount, (long long)rt.h2dBytes,
               (long long)rt.d2hCount, (long long)rt.d2hBytes,
-              rt.copySeconds * 1e3, (long long)(rt.h2dCount + rt.d2hCount));
+              rt.copySeconds * 1e3, (long long)(rt.queues ? 0 : copies),
+              (long long)(rt.queues ? copies : 0));
+  if (rt.queues) {
+    std::vector<double> busy = queueBusySeconds(rt);
+    std::printf("queues (concurrent): busy cpu %.3f ms, gpu %.3f ms, h2d "
+                "%.3f ms, d2h %.3f ms; overlap %.3f ms; GPU arena live peak "
+                "%lld bytes\n",
+                busy[0] * 1e3, busy[1] * 1e3, busy[2] * 1e3, busy[3] * 1e3,
+                overlapSeconds(rt, totalSeconds) * 1e3,
+                (long long)rt.gpuLivePeak);
+  }
   std::printf("%-28s %-6s %7s %11s %11s %11s %11s\n", "op", "device", "calls",
               "total ms", "min ms", "max ms", "avg ms");
   for (const auto &[key, stats] : statsByName(rt)) {

@@ -279,7 +279,7 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
     rt.copySeconds += seconds;
   }
   if (!rt.options.trace.empty())
-    rt.trace.push_back({op.name, op.device, start - rt.origin, seconds});
+    rt.trace.push_back({op.name, op.device, op.queue, start - rt.origin, seconds});
   OpStats &stats = rt.opStats[index];
   ++stats.calls;
   stats.total += seconds;

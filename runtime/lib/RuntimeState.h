@@ -74,7 +74,7 @@ struct TandemRuntime {
   std::vector<tandem::rt::OpStats> opStats;
   struct TraceEvent {
     std::string name;
-    int64_t device;
+    int64_t device, queue;
     double start, seconds;
   };
   std::vector<TraceEvent> trace;
@@ -90,6 +90,10 @@ struct TandemRuntime {
   std::mutex statsMutex;
   // A scheduled model's queue workers (sim), or null: one op at a time.
   std::shared_ptr<tandem::rt::QueueExecutor> queues;
+  // The most GPU arena bytes held by live buffers at once while the queues
+  // ran (sim): what the memory plan must keep within the budget in every
+  // interleaving.
+  int64_t gpuLivePeak = 0;
   int64_t budget = 0;
   bool useCuda = false;
   tandem::rt::cuda::Device *gpu = nullptr; // this model's GPU (useCuda)

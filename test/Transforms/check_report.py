@@ -55,6 +55,29 @@ if report["optimal_us"] is not None and not math.isclose(
         report["optimal_us"], predicted, rel_tol=1e-9):
     sys.exit(f"optimal_us {report['optimal_us']} is not the total {predicted}")
 
+# The schedule (--tandem-schedule adds it): its op times sum to the serial
+# time, which is the placement's total; each queue runs one op at a time;
+# the makespan is the last end, between the lower bound and the serial time.
+schedule = report.get("schedule")
+if schedule is not None:
+    serial = sum(item["end_us"] - item["start_us"] for item in schedule)
+    if not math.isclose(serial, parts["serial"], rel_tol=1e-9, abs_tol=1e-6):
+        sys.exit(f"schedule's op times sum to {serial}, not serial {parts['serial']}")
+    if not math.isclose(parts["serial"], predicted, rel_tol=1e-9, abs_tol=1e-6):
+        sys.exit(f"serial {parts['serial']} is not the placement's total {predicted}")
+    makespan = max((item["end_us"] for item in schedule), default=0.0)
+    if not math.isclose(makespan, parts["makespan"], rel_tol=1e-9, abs_tol=1e-6):
+        sys.exit(f"schedule ends at {makespan}, not the makespan {parts['makespan']}")
+    free = {}
+    for item in schedule:
+        if item["start_us"] < free.get(item["queue"], 0.0) - 1e-6:
+            sys.exit(f"step {item['step']} starts before its queue is free")
+        free[item["queue"]] = item["end_us"]
+    bound = report["makespan_lower_bound_us"]
+    if not bound <= makespan * (1 + 1e-9) + 1e-9 <= parts["serial"] * (1 + 1e-9) + 2e-9:
+        sys.exit(f"not lower bound {bound} <= makespan {makespan} <= serial "
+                 f"{parts['serial']}")
+
 print(f"strategy {report['strategy']} profile {report['device_profile']}")
 print("objective recomputed: ok")
 for op in report["ops"]:
@@ -64,3 +87,5 @@ print(f"transfers h2d {h2d} d2h {d2h}")
 fits = report["peak_gpu_bytes"] <= report["gpu_memory_budget_bytes"]
 print(f"peak {'within' if fits else 'over'} budget")
 print(f"optimal_us {'set' if report['optimal_us'] is not None else 'null'}")
+if schedule is not None:
+    print("schedule: ok")

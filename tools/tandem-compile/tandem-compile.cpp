@@ -66,6 +66,17 @@ static cl::opt<std::string> strategy("strategy", cl::cat(compileCategory), cl::d
 static cl::opt<std::string> report("report", cl::cat(compileCategory),
                                    cl::desc("Write the placement report (JSON)"),
                                    cl::init(""));
+static cl::opt<int64_t> scheduleWindow(
+    "schedule-window", cl::cat(compileCategory),
+    cl::desc("Fix how many ops a queue may run ahead of the others that share "
+             "its arena (a streamed weight's prefetch depth); -1: unbounded, "
+             "0: chosen by the predicted makespan under the budget"),
+    cl::init(0));
+static cl::opt<int64_t> testDropWait(
+    "test-drop-wait", cl::Hidden,
+    cl::desc("Tests only: leave the N-th wait of the schedule out of the "
+             "program (the race detector must catch it)"),
+    cl::init(-1));
 static cl::opt<std::string> emit("emit", cl::cat(compileCategory),
                                  cl::desc("exe, lib, obj, llvm or mlir"),
                                  cl::init("exe"));
@@ -285,9 +296,11 @@ int main(int argc, char **argv) {
   options.deviceProfile = deviceProfile.getValue();
   options.strategy = strategy.getValue();
   options.report = report.getValue();
+  options.scheduleWindow = scheduleWindow.getValue();
   tandem::buildPlacementPipeline(pm, options);
   tandem::ConvertTandemToLLVMOptions lowering;
   lowering.library = emit == "lib";
+  lowering.testDropWait = testDropWait.getValue();
   pm.addPass(tandem::createConvertTandemToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;

@@ -29,7 +29,10 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
   }];
   let options = [
     Option<"library", "library", "bool", /*default=*/"false",
-           "Emit the entry points of a shared library instead of main">
+           "Emit the entry points of a shared library instead of main">,
+    Option<"testDropWait", "test-drop-wait", "int64_t", /*default=*/"-1",
+           "For tests of the runtime's race detector: leave the N-th "
+           "tandem.wait (from 0, in block order) out of the program">
   ];
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }

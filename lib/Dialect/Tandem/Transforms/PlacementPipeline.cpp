@@ -24,6 +24,7 @@ void tandem::buildPlacementPipeline(OpPassManager &pm,
   pm.addPass(createInsertTransfers());
   ScheduleOptions schedule;
   schedule.deviceProfile = options.deviceProfile;
+  schedule.window = options.scheduleWindow;
   // The schedule is added to a report written to a file (not to a stream).
   if (options.report != "-")
     schedule.report = options.report;

@@ -34,10 +34,14 @@ struct PlacementPipelineOptions
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("A remark per op explaining its device"),
                        llvm::cl::init(false)};
+  Option<int64_t> scheduleWindow{
+      *this, "schedule-window",
+      llvm::cl::desc("Fix --tandem-schedule's window (0: choose it)"),
+      llvm::cl::init(0)};
 };
 
-/// Place (which first folds and merges duplicates), insert transfers, plan
-/// memory.
+/// Place (which first folds and merges duplicates), insert transfers,
+/// schedule the queues, plan memory.
 void buildPlacementPipeline(OpPassManager &pm,
                             const PlacementPipelineOptions &options);
 
