@@ -42,11 +42,16 @@ done
 python3 scripts/placement_summary.py "${reports[@]}"
 
 echo
+echo "== the schedule (tandem-schedule): the four queues, predicted"
+python3 scripts/schedule_summary.py "$out/auto.json"
+
+echo
 echo "== tandem-compile: $model -> $out/model, run with the profile"
 "$build_dir/bin/tandem-compile" "$model" --device-profile="$profile" \
   --gpu-memory="$budget" -o "$out/model"
 "$out/model" --random-weights 1 --random-inputs 2 --output-dir "$out/outputs" \
-  --profile
+  --profile --trace "$out/trace.json"
+echo "trace, one track per queue (open in ui.perfetto.dev): $out/trace.json"
 
 if command -v dot >/dev/null; then
   dot -Tsvg "$out/placement.dot" -o "$out/placement.svg"

@@ -98,34 +98,84 @@ static bool fitsGpuAlone(Operation *op, std::optional<int64_t> budget) {
 
 double tandem::scheduleLowerBoundUs(Block &block, const DeviceProfile &profile,
                                     std::optional<int64_t> gpuBudgetBytes) {
-  // Each op at its fastest allowed device; what only one device may run.
-  llvm::DenseMap<Value, double> ready; // the earliest a value can exist
+  // The longest chain, with each op on whichever device lets it finish
+  // first and a value copied where a chain needs it on the other device
+  // (its link time is on the chain in any schedule): per value, the
+  // earliest it can be ready on each device (0: CPU, 1: GPU). Each op picks
+  // its device on its own, so this is below every placement's chain.
+  constexpr double kNever = 1e300;
+  struct Ready {
+    double on[2] = {0, 0};
+  };
+  llvm::DenseMap<Value, Ready> ready;
+  auto copyUs = [&](Value value, int to) {
+    int64_t bytes = getNumBytes(value.getType());
+    return estimateTransferTimeUs(bytes, to ? profile.h2d() : profile.d2h());
+  };
+  auto readyOf = [&](Value value) -> Ready {
+    if (auto found = ready.find(value); found != ready.end())
+      return found->second;
+    // An input arrives on the host; a weight is resident or mapped.
+    Ready arrival;
+    if (isa<BlockArgument>(value))
+      arrival.on[1] = copyUs(value, 1);
+    return arrival;
+  };
   double longest = 0, total = 0, cpuOnly = 0, gpuOnly = 0;
   for (Operation &op : block) {
-    if (!isQueueItem(&op) && !isa<ViewLikeOpInterface>(op))
+    if (op.hasTrait<mlir::OpTrait::IsTerminator>()) {
+      for (Value result : op.getOperands()) {
+        Ready at = readyOf(result);
+        longest = std::max(longest, std::min(at.on[0], at.on[1] + copyUs(result, 0)));
+      }
       continue;
-    double start = 0;
-    for (Value operand : op.getOperands())
-      start = std::max(start, ready.lookup(operand));
-    double fastest = 0;
-    if (!isa<TransferOp, ViewLikeOpInterface>(op)) {
-      auto pin = op.getAttrOfType<DeviceAttr>(TandemDialect::kPinAttrName);
-      std::optional<double> cpu, gpu;
-      if (!pin || pin.isCPU())
-        cpu = estimateOpTimeUs(&op, DeviceKind::CPU, profile);
-      if ((!pin || pin.isGPU()) && fitsGpuAlone(&op, gpuBudgetBytes))
-        gpu = estimateOpTimeUs(&op, DeviceKind::GPU, profile);
-      if (cpu && gpu)
-        fastest = std::min(*cpu, *gpu);
-      else if (cpu)
-        cpuOnly += fastest = *cpu;
-      else if (gpu)
-        gpuOnly += fastest = *gpu;
     }
+    if (isa<WaitOp, WeightOp>(op))
+      continue;
+    if (isa<TransferOp, ViewLikeOpInterface>(op)) {
+      // A placement's copy or a view: the value itself, wherever it goes.
+      ready[op.getResult(0)] = readyOf(op.getOperand(0));
+      continue;
+    }
+    if (op.getNumResults() != 1)
+      continue;
+    auto pin = op.getAttrOfType<DeviceAttr>(TandemDialect::kPinAttrName);
+    std::optional<double> us[2];
+    if (!pin || pin.isCPU())
+      us[0] = estimateOpTimeUs(&op, DeviceKind::CPU, profile);
+    if ((!pin || pin.isGPU()) && fitsGpuAlone(&op, gpuBudgetBytes))
+      us[1] = estimateOpTimeUs(&op, DeviceKind::GPU, profile);
+    Ready finish;
+    for (int device = 0; device < 2; ++device) {
+      if (!us[device]) {
+        finish.on[device] = kNever;
+        continue;
+      }
+      double start = 0;
+      for (Value operand : op.getOperands()) {
+        Ready at = readyOf(operand);
+        start = std::max(start, std::min(at.on[device],
+                                         at.on[1 - device] +
+                                             copyUs(operand, device)));
+      }
+      finish.on[device] = start + *us[device];
+    }
+    // Ready on the other device: finished there, or copied over.
+    Value result = op.getResult(0);
+    Ready at;
+    for (int device = 0; device < 2; ++device)
+      at.on[device] = std::min(finish.on[device],
+                               finish.on[1 - device] + copyUs(result, device));
+    ready[result] = at;
+    longest = std::max(longest, std::min(finish.on[0], finish.on[1]));
+    double fastest = 0;
+    if (us[0] && us[1])
+      fastest = std::min(*us[0], *us[1]);
+    else if (us[0])
+      cpuOnly += fastest = *us[0];
+    else if (us[1])
+      gpuOnly += fastest = *us[1];
     total += fastest;
-    for (Value result : op.getResults())
-      ready[result] = start + fastest;
-    longest = std::max(longest, start + fastest);
   }
   return std::max({longest, total / 2, cpuOnly, gpuOnly});
 }

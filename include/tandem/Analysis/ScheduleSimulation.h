@@ -59,10 +59,12 @@ ScheduleTimes simulateSchedule(Block &block, const DeviceProfile &profile);
 
 /// A lower bound on the makespan of any placement and schedule of the
 /// block's ops, however the ops are placed (pins held): the longest chain
-/// of ops with each on its fastest device and copies free, the work of the
-/// ops only one device can run on that device's queue, and half of all
-/// work at its fastest (two compute queues). An op whose operands and
-/// result alone exceed `gpuBudgetBytes` cannot run on the GPU.
+/// of ops from the inputs (on the host) to the results (back on the host),
+/// each op on the device that lets it finish first and each value copied
+/// where the chain needs it on the other device; the work of the ops only
+/// one device can run, on that device's queue; and half of all work at its
+/// fastest (two compute queues). An op whose operands and result alone
+/// exceed `gpuBudgetBytes` cannot run on the GPU.
 double scheduleLowerBoundUs(Block &block, const DeviceProfile &profile,
                             std::optional<int64_t> gpuBudgetBytes);
 
