@@ -16,6 +16,26 @@ using namespace mlir;
 using namespace mlir::tandem;
 using namespace mlir::tandem::search;
 
+std::vector<Placement> search::greedyPrefixes(const PlacementProblem &problem,
+                                              int samples) {
+  int weights = 0;
+  for (const PlacementOp &op : problem.ops)
+    weights += op.isWeight && !op.isFixed();
+  int stride = std::max(1, weights / samples);
+  std::vector<Placement> prefixes;
+  Placement placement = problem.leastGpuPlacement();
+  int seen = 0;
+  for (auto [index, op] : llvm::enumerate(problem.ops)) {
+    if (op.isFixed())
+      continue;
+    if (op.isWeight && seen++ % stride == 0)
+      prefixes.push_back(placement);
+    placement[index] = 1;
+  }
+  prefixes.push_back(placement);
+  return prefixes;
+}
+
 bool Frontier::add(const PlacementProblem &problem,
                    const Placement &placement) {
   PlacementCost cost = problem.evaluate(placement);
@@ -51,27 +71,6 @@ const FrontierPoint *Frontier::bestWithin(int64_t budget) const {
 }
 
 namespace {
-
-/// What greedy (accelerate's infer_auto_device_map) can return: in program
-/// order, the free ops up to a weight on the GPU, the rest on the CPU; at
-/// most `samples` of them, evenly spaced.
-void addGreedyPrefixes(const PlacementProblem &problem, int samples,
-                       Frontier &frontier) {
-  int weights = 0;
-  for (const PlacementOp &op : problem.ops)
-    weights += op.isWeight && !op.isFixed();
-  int stride = std::max(1, weights / samples);
-  Placement placement = problem.leastGpuPlacement();
-  int seen = 0;
-  for (auto [index, op] : llvm::enumerate(problem.ops)) {
-    if (op.isFixed())
-      continue;
-    if (op.isWeight && seen++ % stride == 0)
-      frontier.add(problem, placement);
-    placement[index] = 1;
-  }
-  frontier.add(problem, placement);
-}
 
 /// Minimum cuts under prices alpha * direction on GPU memory, for alpha on
 /// a grid from where memory is nearly free to where the cut keeps no more
@@ -207,7 +206,8 @@ Frontier search::buildFrontier(const PlacementProblem &problem) {
   frontier.add(problem, least);
   frontier.add(problem, free);
   frontier.add(problem, problem.mostGpuPlacement());
-  addGreedyPrefixes(problem, effort.greedyPrefixes, frontier);
+  for (const Placement &prefix : greedyPrefixes(problem, effort.greedyPrefixes))
+    frontier.add(problem, prefix);
 
   std::vector<int64_t> live;
   PlacementCost freeCost = problem.evaluate(free, &live);

@@ -40,6 +40,13 @@ private:
   std::vector<FrontierPoint> points;
 };
 
+/// What greedy (accelerate's infer_auto_device_map) can return at some
+/// budget: in program order, the free ops before a free weight on the GPU,
+/// the rest on the CPU; at most `samples` of them, evenly spaced, and all
+/// of them on the GPU.
+std::vector<Placement> greedyPrefixes(const PlacementProblem &problem,
+                                      int samples);
+
 /// The frontier of `problem`, ignoring its budget: the all-CPU, all-GPU and
 /// unconstrained placements, every prefix greedy can stop at, minimum cuts
 /// under growing prices on GPU memory, the path that moves ops off the GPU

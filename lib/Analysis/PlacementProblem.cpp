@@ -42,6 +42,19 @@ llvm::StringRef tandem::stringifyPlacementStrategy(PlacementStrategy strategy) {
   return "auto";
 }
 
+std::optional<PlacementObjective>
+tandem::parsePlacementObjective(llvm::StringRef name) {
+  return llvm::StringSwitch<std::optional<PlacementObjective>>(name)
+      .Case("serial", PlacementObjective::Serial)
+      .Case("makespan", PlacementObjective::Makespan)
+      .Default(std::nullopt);
+}
+
+llvm::StringRef
+tandem::stringifyPlacementObjective(PlacementObjective objective) {
+  return objective == PlacementObjective::Serial ? "serial" : "makespan";
+}
+
 void PlacementProblem::finalize() {
   for (PlacementValue &value : values) {
     value.consumers.clear();

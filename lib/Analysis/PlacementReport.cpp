@@ -2,6 +2,7 @@
 
 #include "tandem/Analysis/PlacementReport.h"
 
+#include "tandem/Analysis/MakespanBound.h"
 #include "tandem/Support/Format.h"
 
 using namespace mlir;
@@ -17,6 +18,7 @@ static JSONValue timeOrNull(double us) {
 llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
                                               const PlacementResult &result,
                                               llvm::StringRef strategy,
+                                              PlacementObjective objective,
                                               const DeviceProfile &profile,
                                               llvm::StringRef functionName) {
   const PlacementProblem &problem = graph.problem;
@@ -57,21 +59,36 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
                             {"d2h_us", d2hUs}});
   }
 
+  auto orNull = [](std::optional<double> us) {
+    return us ? JSONValue(*us) : JSONValue(nullptr);
+  };
+  double makespan = result.makespanUs
+                        ? *result.makespanUs
+                        : predictMakespan(problem, result.placement).us;
+  MakespanBound bound = computeMakespanBound(problem);
+  bool bySerial = objective == PlacementObjective::Serial;
   return Object{
       {"strategy", strategy},
+      {"objective", stringifyPlacementObjective(objective)},
       {"device_profile", profile.name},
       {"function", functionName},
       {"gpu_memory_budget_bytes", problem.gpuBudgetBytes},
       {"peak_gpu_bytes", cost.peakGpuBytes},
       {"gpu_arena_bytes", problem.arenaBytes(result.placement)},
-      {"predicted_us", Object{{"total", cost.totalUs()},
+      {"predicted_us", Object{{"total", bySerial ? cost.totalUs() : makespan},
+                              {"serial", cost.totalUs()},
+                              {"makespan", makespan},
                               {"cpu_compute", cost.cpuComputeUs},
                               {"gpu_compute", cost.gpuComputeUs},
                               {"transfer", cost.transferUs}}},
       {"optimal_us",
-       result.optimalUs ? JSONValue(*result.optimalUs) : JSONValue(nullptr)},
-      {"lower_bound_us", result.lowerBoundUs ? JSONValue(*result.lowerBoundUs)
-                                             : JSONValue(nullptr)},
+       orNull(bySerial ? result.optimalUs : result.optimalMakespanUs)},
+      {"lower_bound_us",
+       bySerial ? orNull(result.lowerBoundUs) : JSONValue(bound.us())},
+      {"serial_lower_bound_us", orNull(result.lowerBoundUs)},
+      {"makespan_lower_bound_us", bound.us()},
+      {"makespan_bound_terms_us",
+       Object{{"chain", bound.chainUs}, {"load", bound.loadUs}}},
       {"transfers", Object{{"h2d_count", cost.h2dCount},
                            {"d2h_count", cost.d2hCount},
                            {"h2d_bytes", cost.h2dBytes},

@@ -186,6 +186,14 @@ BranchAndBoundResult branchAndBound(const PlacementProblem &problem,
 /// in whole picoseconds.
 double timeSlack(double us);
 
+/// The makespan objective (PlacementMakespan.cpp): `serial` is the answer
+/// of `strategy` under the serial objective; `auto` and `exact` search from
+/// it for the placement whose schedule is fastest, the others keep it.
+/// Either way the result carries its makespan.
+llvm::Expected<PlacementResult>
+improveForMakespan(const PlacementProblem &problem, PlacementStrategy strategy,
+                   PlacementResult serial, const ExactSearchLimits &limits);
+
 } // namespace mlir::tandem::search
 
 #endif // TANDEM_LIB_ANALYSIS_PLACEMENTSEARCH_H

@@ -278,10 +278,11 @@ llvm::Expected<PlacementResult> solveExact(const PlacementProblem &problem,
 
 } // namespace
 
-llvm::Expected<PlacementResult>
-tandem::solvePlacement(const PlacementProblem &problem,
-                       PlacementStrategy strategy,
-                       const ExactSearchLimits &limits) {
+namespace {
+
+llvm::Expected<PlacementResult> solveSerial(const PlacementProblem &problem,
+                                            PlacementStrategy strategy,
+                                            const ExactSearchLimits &limits) {
   if (!problem.hasGpu) {
     for (const PlacementOp &op : problem.ops)
       if (op.pin == DeviceKind::GPU || !op.canRunOn(DeviceKind::CPU))
@@ -327,4 +328,18 @@ tandem::solvePlacement(const PlacementProblem &problem,
   }
   }
   return makeError("unknown strategy");
+}
+
+} // namespace
+
+llvm::Expected<PlacementResult>
+tandem::solvePlacement(const PlacementProblem &problem,
+                       PlacementStrategy strategy,
+                       const ExactSearchLimits &limits,
+                       PlacementObjective objective) {
+  llvm::Expected<PlacementResult> serial =
+      solveSerial(problem, strategy, limits);
+  if (!serial || objective == PlacementObjective::Serial)
+    return serial;
+  return improveForMakespan(problem, strategy, std::move(*serial), limits);
 }

@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 using namespace tandem::rt;
@@ -41,7 +42,8 @@ void usage(const char *program) {
       "  [--random-inputs SEED] [--device-backend sim|cuda|auto]\n"
       "  [--gpu-memory BYTES] [--repeat N] [--profile] [--profile-json FILE]\n"
       "  [--trace FILE] [--list-devices] [--allow-tf32] [--serial]\n"
-      "  [--sim-jitter SEED]\n",
+      "  [--sim-jitter SEED] [--sim-timing profile] [--sim-time-scale X]\n"
+      "(a flag's value may also follow it after '=': --sim-timing=profile)\n",
       program);
 }
 
@@ -62,11 +64,31 @@ bool parseUnsigned(const char *text, uint64_t &value) {
 /// keeps the counts of calls far from overflowing.
 constexpr uint64_t kMaxRepeat = 1000000000;
 
+/// A positive decimal number, as --sim-time-scale takes.
+bool parsePositive(const char *text, double &value) {
+  char *end = nullptr;
+  errno = 0;
+  double parsed = std::strtod(text, &end);
+  if (errno || end == text || *end || !(parsed > 0) || parsed > 1e9)
+    return false;
+  value = parsed;
+  return true;
+}
+
 Options parseOptions(int argc, char **argv) {
   Options options;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
+    // --flag=value is --flag value.
+    std::optional<std::string> attached;
+    if (size_t equals = flag.find('=');
+        flag.rfind("--", 0) == 0 && equals != std::string::npos) {
+      attached = flag.substr(equals + 1);
+      flag.resize(equals);
+    }
     auto value = [&]() -> const char * {
+      if (attached)
+        return attached->c_str();
       if (i + 1 >= argc)
         fatal("missing value after " + flag);
       return argv[++i];
@@ -115,6 +137,17 @@ Options parseOptions(int argc, char **argv) {
       options.profileJson = value();
     } else if (flag == "--trace") {
       options.trace = value();
+    } else if (flag == "--sim-timing") {
+      std::string mode = value();
+      if (mode != "profile")
+        fatal("--sim-timing takes 'profile' (each op takes the time the "
+              "compiler's device profile predicts for it), got '" + mode + "'");
+      options.simTiming = true;
+    } else if (flag == "--sim-time-scale") {
+      const char *text = value();
+      if (!parsePositive(text, options.simTimeScale))
+        fatal(std::string("--sim-time-scale takes a positive number (up to "
+                          "1e9), got '") + text + "'");
     } else if (flag == "--serial") {
       options.serial = true;
     } else if (flag == "--allow-tf32") {
@@ -127,7 +160,12 @@ Options parseOptions(int argc, char **argv) {
     } else {
       fatal("unknown flag '" + flag + "' (see --help)");
     }
+    if (attached && (flag == "--profile" || flag == "--serial" ||
+                     flag == "--allow-tf32" || flag == "--list-devices"))
+      fatal(flag + " takes no value, got '" + *attached + "'");
   }
+  if (options.simTimeScale != 1 && !options.simTiming)
+    fatal("--sim-time-scale scales --sim-timing=profile: give both");
   return options;
 }
 

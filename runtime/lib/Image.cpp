@@ -52,6 +52,13 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
   image.gpuArena = reader.next();
   image.gpuBudget = reader.next();
   image.scheduled = reader.next() != 0;
+  int64_t makespanNs = reader.next(), serialNs = reader.next();
+  if (makespanNs < 0 || serialNs < 0) {
+    error = "the model image is corrupt: a negative predicted time";
+    return false;
+  }
+  image.predictedMakespanSeconds = double(makespanNs) * 1e-9;
+  image.predictedSerialSeconds = double(serialNs) * 1e-9;
   for (int64_t i = 0; i < inputs; ++i)
     image.inputs.push_back(reader.tensor());
   for (int64_t i = 0; i < outputs; ++i)
@@ -84,9 +91,11 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
       return (orNone && index == -1) || (index >= 0 && index < i);
     };
     op.queue = reader.next();
+    int64_t predictedNs = reader.next();
+    op.predictedSeconds = double(predictedNs) * 1e-9;
     int64_t waits = reader.next();
     bool valid = op.queue >= 0 && op.queue < img::kNumQueues && waits >= 0 &&
-                 waits <= i;
+                 waits <= i && predictedNs >= 0;
     for (int64_t k = 0; valid && k < waits; ++k) {
       op.waits.push_back(reader.next());
       valid = earlierOp(op.waits.back(), false);
@@ -100,7 +109,7 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     }
     if (!valid) {
       error = "the model image is corrupt: op #" + std::to_string(i) +
-              " has a bad queue, wait or operand producer";
+              " has a bad queue, predicted time, wait or operand producer";
       return false;
     }
     op.result = reader.tensor();

@@ -30,6 +30,8 @@ struct OpRecord {
   std::string name, loc;
   /// The queue it runs on, and the ops that queue waits for before it.
   int64_t queue = 0;
+  /// The compiler's predicted seconds for it (0: not predicted).
+  double predictedSeconds = 0;
   std::vector<int64_t> waits;
   std::vector<int64_t> operandDevices;
   /// Per operand, the op whose result it reads, or -1 (input, weight).
@@ -52,6 +54,9 @@ struct Image {
   int64_t cpuArena = 0, gpuArena = 0, gpuBudget = 0;
   /// The ops carry queues and waits (--tandem-schedule).
   bool scheduled = false;
+  /// The compiler's predicted makespan and serial time of one run, seconds
+  /// (0: compiled without a device profile).
+  double predictedMakespanSeconds = 0, predictedSerialSeconds = 0;
 };
 
 /// Reads the image into `image`, or says what is wrong with it. The image

@@ -103,6 +103,16 @@ double overlapSeconds(const TandemRuntime &rt, double totalSeconds) {
   return rt.queues ? std::max(0.0, busy - totalSeconds) : 0.0;
 }
 
+/// The compiler's prediction of one run, in the run's own time (scaled by
+/// --sim-time-scale when paced): the makespan when the queues ran
+/// concurrently, the serial sum when the ops ran one at a time; 0 when the
+/// model carries no prediction.
+double predictedRunSeconds(const TandemRuntime &rt) {
+  double scale = rt.options.simTiming ? rt.options.simTimeScale : 1;
+  return scale * (rt.queues ? rt.image.predictedMakespanSeconds
+                            : rt.image.predictedSerialSeconds);
+}
+
 void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
   nlohmann::ordered_json ops = nlohmann::ordered_json::array();
   for (const auto &[key, stats] : statsByName(rt)) {
@@ -133,6 +143,19 @@ void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
       {"overlap_us", micros(overlapSeconds(rt, totalSeconds))},
       {"gpu_live_peak_bytes", rt.queues ? nlohmann::ordered_json(rt.gpuLivePeak)
                                         : nlohmann::ordered_json(nullptr)}};
+  double predicted = predictedRunSeconds(rt);
+  schedule["predicted_us"] = predicted > 0 ? nlohmann::ordered_json(micros(predicted))
+                                           : nlohmann::ordered_json(nullptr);
+  schedule["measured_over_predicted"] =
+      predicted > 0
+          ? nlohmann::ordered_json(totalSeconds / rt.options.repeat / predicted)
+          : nlohmann::ordered_json(nullptr);
+  schedule["sim_timing"] =
+      rt.options.simTiming
+          ? nlohmann::ordered_json{{"scale", rt.options.simTimeScale},
+                                   {"paced_runs", rt.pacedRuns.load()},
+                                   {"overruns", rt.pacedOverruns.load()}}
+          : nlohmann::ordered_json(nullptr);
   nlohmann::ordered_json profile = {{"total_us", micros(totalSeconds)},
                                     {"runs", rt.options.repeat},
                                     {"load_us", micros(rt.loadSeconds)},
@@ -210,6 +233,20 @@ void tandem::rt::printProfile(TandemRuntime &rt, double totalSeconds) {
                 overlapSeconds(rt, totalSeconds) * 1e3,
                 (long long)rt.gpuLivePeak);
   }
+  if (double predicted = predictedRunSeconds(rt); predicted > 0)
+    std::printf("predicted: %.3f ms per run (the %s of the compiler's cost "
+                "model%s); measured / predicted %.3f\n",
+                predicted * 1e3, rt.queues ? "makespan" : "serial time",
+                rt.options.simTiming ? ", times the --sim-time-scale" : "",
+                totalSeconds / runs / predicted);
+  if (rt.options.simTiming)
+    std::printf("sim timing: every op paced to its predicted time x %g; %lld "
+                "of %lld op runs overran it%s\n",
+                rt.options.simTimeScale, (long long)rt.pacedOverruns.load(),
+                (long long)rt.pacedRuns.load(),
+                rt.pacedOverruns ? " (the CPU stand-in was slower than the "
+                                   "profile: raise --sim-time-scale)"
+                                 : "");
   std::printf("%-28s %-6s %7s %11s %11s %11s %11s\n", "op", "device", "calls",
               "total ms", "min ms", "max ms", "avg ms");
   for (const auto &[key, stats] : statsByName(rt)) {

@@ -22,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <new>
+#include <thread>
 
 using namespace tandem::rt;
 namespace img = tandem::image;
@@ -138,6 +139,21 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
     budget = *rt.options.gpuMemory;
   }
   rt.budget = budget;
+  if (rt.options.simTiming) {
+    if (rt.useCuda) {
+      error = "--sim-timing=profile paces the sim backend's ops to the "
+              "compiler's predictions; this run uses CUDA (pass "
+              "--device-backend sim)";
+      return false;
+    }
+    if (rt.image.predictedSerialSeconds <= 0 && !rt.image.ops.empty()) {
+      error = "--sim-timing=profile needs the predicted times of a device "
+              "profile, and this model was compiled without one (lower it "
+              "with --convert-tandem-to-llvm=\"device-profile=NAME\", as "
+              "tandem-compile does)";
+      return false;
+    }
+  }
   if (rt.image.gpuArena > budget) {
     error = "the memory plan needs a GPU arena of " +
             std::to_string(rt.image.gpuArena) + " bytes, over the budget of " +
@@ -231,6 +247,30 @@ void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
     executeOpNow(rt, index, operands, result);
 }
 
+namespace {
+
+/// --sim-timing=profile: holds the op until its predicted time (times the
+/// scale) has passed since it started; an op the stand-in ran slower than
+/// that is counted as an overrun. Returns the op's paced seconds.
+double paceToPrediction(TandemRuntime &rt, const OpRecord &op, double start,
+                        double elapsed) {
+  double slot = op.predictedSeconds * rt.options.simTimeScale;
+  if (slot <= 0)
+    return elapsed;
+  ++rt.pacedRuns;
+  if (elapsed > slot) {
+    ++rt.pacedOverruns;
+    return elapsed;
+  }
+  std::this_thread::sleep_until(
+      std::chrono::steady_clock::time_point(
+          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+              std::chrono::duration<double>(start + slot))));
+  return now() - start;
+}
+
+} // namespace
+
 void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
                               void **operands, void *result) {
   if (rt.failed)
@@ -266,6 +306,8 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
     return;
   }
   double seconds = now() - start;
+  if (rt.options.simTiming)
+    seconds = paceToPrediction(rt, op, start, seconds);
   std::lock_guard<std::mutex> lock(rt.statsMutex);
   if (op.kind == img::kTransfer) {
     int64_t bytes = op.result.bytes();

@@ -51,6 +51,11 @@ struct Options {
   bool serial = false;
   // Random delays per queue on the sim backend's workers (--sim-jitter).
   std::optional<uint64_t> simJitter;
+  // --sim-timing=profile: each op on the sim backend takes the time the
+  // compiler's cost model predicted for it (times --sim-time-scale), so a
+  // run's makespan can be compared with the prediction on any machine.
+  bool simTiming = false;
+  double simTimeScale = 1;
 };
 
 class QueueExecutor;
@@ -94,6 +99,9 @@ struct TandemRuntime {
   // ran (sim): what the memory plan must keep within the budget in every
   // interleaving.
   int64_t gpuLivePeak = 0;
+  // --sim-timing: op runs that took longer than their predicted slot (the
+  // stand-in was slower than the profile), and all paced op runs.
+  std::atomic<int64_t> pacedRuns{0}, pacedOverruns{0};
   int64_t budget = 0;
   bool useCuda = false;
   tandem::rt::cuda::Device *gpu = nullptr; // this model's GPU (useCuda)

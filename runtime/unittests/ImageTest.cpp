@@ -23,9 +23,10 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
                                 int64_t version = img::kVersion,
                                 int64_t queue = img::kCpuQueue,
                                 std::vector<int64_t> waits = {},
-                                int64_t producer = -1) {
+                                int64_t producer = -1,
+                                int64_t predictedNs = 2500) {
   std::vector<int64_t> record = {kind, img::kCpu, /*arenaOffset=*/0,
-                                 /*name=*/0, /*loc=*/10, queue,
+                                 /*name=*/0, /*loc=*/10, queue, predictedNs,
                                  int64_t(waits.size())};
   record.insert(record.end(), waits.begin(), waits.end());
   record.insert(record.end(), {/*operands=*/1, img::kCpu, producer,
@@ -34,7 +35,8 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
                                int64_t(attrs.size())});
   record.insert(record.end(), attrs.begin(), attrs.end());
   std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0,
-                                /*scheduled=*/1};
+                                /*scheduled=*/1, /*makespanNs=*/2500,
+                                /*serialNs=*/2500};
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());
   return words;
@@ -58,6 +60,8 @@ TEST(ImageTest, DecodesAnOpWithItsAttributes) {
   EXPECT_EQ(image.ops[0].loc, "model.mlir:1:1");
   EXPECT_EQ(img::readAttrs<img::AxisAttrs>(image.ops[0].attrs).axis, 0);
   EXPECT_EQ(image.ops[0].operands[0].shape, std::vector<int64_t>{4});
+  EXPECT_DOUBLE_EQ(image.ops[0].predictedSeconds, 2.5e-6);
+  EXPECT_DOUBLE_EQ(image.predictedMakespanSeconds, 2.5e-6);
 }
 
 TEST(ImageTest, ListKindsTakeAnyNumberOfWords) {
@@ -79,8 +83,8 @@ TEST(ImageTest, RefusesAnUnknownKind) {
 
 TEST(ImageTest, RefusesAWaitOrProducerThatIsNotAnEarlierOp) {
   // One op: nothing earlier to wait for or read, and four queues.
-  std::string bad = "the model image is corrupt: op #0 has a bad queue, wait "
-                    "or operand producer";
+  std::string bad = "the model image is corrupt: op #0 has a bad queue, "
+                    "predicted time, wait or operand producer";
   EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
                                    img::kCpuQueue, {0})), bad);
   EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
@@ -88,6 +92,8 @@ TEST(ImageTest, RefusesAWaitOrProducerThatIsNotAnEarlierOp) {
   EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
                                    img::kNumQueues)), bad);
   EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion, -1)), bad);
+  EXPECT_EQ(decodeError(oneOpImage(img::kRelu, {}, img::kVersion,
+                                   img::kCpuQueue, {}, -1, -1)), bad);
 }
 
 TEST(ImageTest, RefusesAWrongAttributeCount) {
@@ -100,7 +106,7 @@ TEST(ImageTest, RefusesAWrongAttributeCount) {
 
 TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
   std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0});
-  words[10] += 1; // the op's word count
+  words[12] += 1; // the op's word count
   EXPECT_NE(decodeError(words).find("(ReduceSum) has 1 attribute words"),
             std::string::npos);
 }

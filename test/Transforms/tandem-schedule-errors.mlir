@@ -14,7 +14,7 @@ func.func @unplaced(%a: tensor<4xf32>) -> tensor<4xf32> {
 // RUN: not tandem-opt %s -split-input-file --tandem-schedule="report=%t.notreport.json" 2>&1 | FileCheck %s --check-prefix=REPORT
 // RUN: not tandem-opt %s -split-input-file --tandem-schedule="report=%t.missing.json" 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not tandem-opt %s -split-input-file --tandem-schedule="device-profile=nosuch" 2>&1 | FileCheck %s --check-prefix=PROFILE
-// REPORT: cannot add the schedule to the placement report '{{.*}}notreport.json': it is not a placement report (no predicted_us)
+// REPORT: cannot add the schedule to the placement report '{{.*}}notreport.json': it is not a placement report (no predicted_us or makespan_lower_bound_us)
 // MISSING: cannot add the schedule to the placement report '{{.*}}missing.json': No such file or directory (write it with --tandem-place's report option first)
 // PROFILE: nosuch
 func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {

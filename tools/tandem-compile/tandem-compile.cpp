@@ -66,6 +66,12 @@ static cl::opt<std::string> strategy("strategy", cl::cat(compileCategory), cl::d
 static cl::opt<std::string> report("report", cl::cat(compileCategory),
                                    cl::desc("Write the placement report (JSON)"),
                                    cl::init(""));
+static cl::opt<std::string> objective(
+    "objective", cl::cat(compileCategory),
+    cl::desc("What auto and exact placement minimize: makespan (the "
+             "schedule's, the queues running at once) or serial (the sum of "
+             "every op and copy)"),
+    cl::init("makespan"));
 static cl::opt<int64_t> scheduleWindow(
     "schedule-window", cl::cat(compileCategory),
     cl::desc("Fix how many ops a queue may run ahead of the others that share "
@@ -297,10 +303,12 @@ int main(int argc, char **argv) {
   options.strategy = strategy.getValue();
   options.report = report.getValue();
   options.scheduleWindow = scheduleWindow.getValue();
+  options.objective = objective.getValue();
   tandem::buildPlacementPipeline(pm, options);
   tandem::ConvertTandemToLLVMOptions lowering;
   lowering.library = emit == "lib";
   lowering.testDropWait = testDropWait.getValue();
+  lowering.deviceProfile = options.deviceProfile;
   pm.addPass(tandem::createConvertTandemToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;

@@ -1,12 +1,13 @@
 //===- ArenaBuffers.h - a function's buffers and their lifetimes -*- C++ -*-===//
 //
 // The buffers --tandem-plan-memory lays out, one list per device arena, with
-// the program points at which each is live. In a scheduled function a
-// buffer is live from the first op its producer may overlap to the last op
-// any of its readers may overlap (HappensBefore::overlapWindows), so two
+// the memory points at which each is live (QueueProgram::arenaLifetimes:
+// in a scheduled function a buffer is live from the first item its producer
+// may overlap to the last item any of its readers may overlap, so two
 // buffers whose lives do not intersect never hold bytes at the same time in
-// any interleaving the schedule allows. Unscheduled, the points are program
-// order. The scheduler prices a schedule's GPU peak with the same lists.
+// any interleaving the schedule allows; unscheduled, the points are program
+// order). The scheduler and placement price the GPU arena with the same
+// rule, on the same QueueProgram.
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,8 +33,8 @@ struct ArenaBuffers {
 
 struct FunctionBuffers {
   ArenaBuffers cpu, gpu;
-  /// The block's ops; a lifetime's points index it.
-  std::vector<Operation *> order;
+  /// The op at each memory point: a lifetime's points index it.
+  std::vector<Operation *> pointOps;
 };
 
 /// The buffers of a placed (and perhaps scheduled) block with their

@@ -199,6 +199,26 @@ enum class PlacementStrategy { Auto, Exact, MinCut, Greedy, AllCpu, AllGpu };
 std::optional<PlacementStrategy> parsePlacementStrategy(llvm::StringRef name);
 llvm::StringRef stringifyPlacementStrategy(PlacementStrategy strategy);
 
+/// What `auto` and `exact` minimize: the serial time (the sum of every op
+/// and copy, the program run one op at a time) or the makespan of the
+/// schedule --tandem-schedule makes of the placement (the four queues
+/// running at once).
+enum class PlacementObjective { Serial, Makespan };
+
+std::optional<PlacementObjective> parsePlacementObjective(llvm::StringRef name);
+llvm::StringRef stringifyPlacementObjective(PlacementObjective objective);
+
+/// What --tandem-schedule will predict for a placement under the problem's
+/// budget: the queue program --tandem-insert-transfers makes of it, with
+/// the widest window whose GPU arena fits.
+struct MakespanPrediction {
+  double us = 0;
+  int64_t window = 1;
+  int64_t gpuArenaBytes = 0;
+};
+MakespanPrediction predictMakespan(const PlacementProblem &problem,
+                                   const Placement &placement);
+
 struct PlacementResult {
   Placement placement;
   PlacementCost cost;
@@ -209,15 +229,23 @@ struct PlacementResult {
   /// bound, or what branch and bound left unexplored. Equal to the
   /// placement's time when it is proven optimal.
   std::optional<double> lowerBoundUs;
+  /// Under the makespan objective: the predicted makespan of the
+  /// placement's schedule, and for `exact` the proven optimum over every
+  /// placement and schedule window.
+  std::optional<double> makespanUs, optimalMakespanUs;
   /// Statistics, for the curious and the benchmark.
   int minCutSolves = 0;
   int64_t searchNodes = 0;
+  /// Placements whose makespan was predicted.
+  int64_t makespanEvaluations = 0;
 };
 
 /// Limits of the `exact` search.
 struct ExactSearchLimits {
   int maxFreeOps = 64;
   int64_t maxNodes = 200000;
+  /// Under the makespan objective `exact` branches on each free op.
+  int maxMakespanFreeOps = 20;
 };
 
 /// No placement fits the budget. Carries the ops that must be on the GPU
@@ -245,9 +273,16 @@ public:
 /// activations, or the budget). Errors: no feasible placement under the
 /// budget (a BudgetError naming what the pinned and GPU-only ops need),
 /// `all-cpu` or `all-gpu` over budget, `exact` beyond its limits.
+///
+/// Under the makespan objective, `auto` starts from its serial answer and
+/// keeps the placement within the budget whose schedule is predicted
+/// fastest among the problem's frontier and local moves from the best of
+/// them; `exact` proves the optimum by branch and bound. Every strategy
+/// then reports its placement's makespan.
 llvm::Expected<PlacementResult>
 solvePlacement(const PlacementProblem &problem, PlacementStrategy strategy,
-               const ExactSearchLimits &limits = {});
+               const ExactSearchLimits &limits = {},
+               PlacementObjective objective = PlacementObjective::Serial);
 
 /// The unconstrained optimum of the time plus, if `pointPenalties` is given,
 /// a Lagrangian price on GPU memory: every byte certainly live on the GPU

@@ -30,6 +30,11 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
   let options = [
     Option<"library", "library", "bool", /*default=*/"false",
            "Emit the entry points of a shared library instead of main">,
+    Option<"deviceProfile", "device-profile", "std::string",
+           /*default=*/"\"\"",
+           "Record each op's predicted time, and the schedule's makespan, "
+           "by this device profile in the image (for --sim-timing=profile "
+           "and the profile's predicted column); none without it">,
     Option<"testDropWait", "test-drop-wait", "int64_t", /*default=*/"-1",
            "For tests of the runtime's race detector: leave the N-th "
            "tandem.wait (from 0, in block order) out of the program">

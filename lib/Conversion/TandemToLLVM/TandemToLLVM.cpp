@@ -15,6 +15,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "tandem/Analysis/DeviceProfile.h"
+#include "tandem/Analysis/QueueProgramBuilder.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemSchedule.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
@@ -23,6 +25,8 @@
 #include "tandem/runtime/ModelImage.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
+
+#include <cmath>
 
 namespace mlir::tandem {
 #define GEN_PASS_DEF_CONVERTTANDEMTOLLVM
@@ -213,6 +217,25 @@ struct ConvertTandemToLLVM
     Block &body = func.getFunctionBody().front();
     Operation *terminator = body.getTerminator();
 
+    // The cost model's predictions, per queue item (the image's ops, in
+    // order) and for the whole run.
+    std::vector<int64_t> predictedNs;
+    int64_t makespanNs = 0, serialNs = 0;
+    if (!deviceProfile.empty()) {
+      llvm::Expected<DeviceProfile> profile = loadDeviceProfile(deviceProfile);
+      if (!profile)
+        return func.emitError(llvm::toString(profile.takeError()));
+      FailureOr<BlockQueueProgram> built = buildQueueProgram(body, &*profile);
+      if (failed(built))
+        return failure();
+      auto nanoseconds = [](double us) { return int64_t(std::llround(us * 1e3)); };
+      for (const QueueItem &item : built->program.items)
+        predictedNs.push_back(nanoseconds(item.us));
+      SimulatedSchedule times = simulateQueueProgram(built->program);
+      makespanNs = nanoseconds(times.makespanUs);
+      serialNs = nanoseconds(times.serialUs);
+    }
+
     // Header, inputs, outputs.
     ImageBuilder image;
     std::vector<Operation *> weights, ops;
@@ -231,7 +254,9 @@ struct ConvertTandemToLLVM
                    cpuArena.getInt(),
                    gpuArena.getInt(),
                    budget.getInt(),
-                   int64_t(isScheduled(func))};
+                   int64_t(isScheduled(func)),
+                   makespanNs,
+                   serialNs};
     for (BlockArgument argument : body.getArguments())
       if (failed(appendTensor(func, argument.getType(), image.words)))
         return failure();
@@ -294,6 +319,8 @@ struct ConvertTandemToLLVM
       int64_t queueCode = queue ? int64_t(*queue) : img::kCpuQueue;
       std::vector<int64_t> &waits = pendingWaits[queueCode];
       record.push_back(queueCode);
+      size_t index = opIndex[op];
+      record.push_back(index < predictedNs.size() ? predictedNs[index] : 0);
       record.push_back(waits.size());
       llvm::append_range(record, waits);
       waits.clear();

@@ -1,7 +1,8 @@
 //===- tandem-placement-properties.cpp - placement property tests ---------===//
 //
 // Sweeps the GPU budget over model-shaped and random graphs and checks what
-// placement promises, for every strategy at every budget:
+// placement promises, for every strategy at every budget, under the
+// objective given (--objective: makespan, the default, or serial):
 //
 //   refusal    auto and exact place every budget at which all-CPU fits
 //   budget     a placement that is returned is laid out within the budget
@@ -9,8 +10,12 @@
 //   baselines  auto is no slower than all-cpu, greedy, all-gpu and mincut
 //              where those fit the budget; exact is no slower than auto
 //   optimum    exact equals the brute-force optimum (small graphs)
-//   report     the report recomputes to its own total, and describes the IR
-//              the pipeline emits: devices, transfers, peak, arena
+//   bound      the makespan lower bound is below every makespan within the
+//              budget (and below exact's optimum)
+//   report     the report recomputes to its own serial time, and describes
+//              the IR the pipeline emits: devices, transfers, peak, arena;
+//              the queue program placement priced is the one the emitted
+//              IR runs, item by item, with the same waits and makespan
 //   feedback   the pipeline run on its own output changes nothing
 //
 // Prints the placements tried, the violations per property and the slowest
@@ -23,8 +28,10 @@
 #include "RandomModels.h"
 
 #include "tandem/Analysis/ArenaBuffers.h"
+#include "tandem/Analysis/MakespanBound.h"
 #include "tandem/Analysis/MemoryPlanner.h"
 #include "tandem/Analysis/PlacementGraph.h"
+#include "tandem/Analysis/QueueProgramBuilder.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
@@ -77,6 +84,11 @@ static cl::opt<int> bruteForceOps(
 static cl::opt<int> exactOps("exact-ops",
                              cl::desc("Run exact up to this many free ops"),
                              cl::init(64));
+static cl::opt<int> exactMakespanOps(
+    "exact-makespan-ops",
+    cl::desc("Under the makespan objective, run exact up to this many free "
+             "ops (its branch and bound costs more than the serial one's)"),
+    cl::init(14));
 static cl::opt<int> irEvery(
     "ir-every",
     cl::desc("Check the report against the emitted IR at every Nth budget"),
@@ -90,6 +102,10 @@ static cl::list<int64_t> fixedBudgets(
     "budget", cl::desc("Check these budgets instead of a sweep"));
 static cl::opt<bool> skipPipeline(
     "no-pipeline", cl::desc("Skip the report-vs-IR and feedback checks"));
+static cl::opt<std::string>
+    objectiveName("objective",
+                  cl::desc("What auto and exact minimize: makespan or serial"),
+                  cl::init("makespan"));
 static cl::opt<std::string>
     dumpDir("dump-random",
             cl::desc("Also write each random graph to DIR/random-N.mlir"));
@@ -123,9 +139,12 @@ struct Tally {
   }
 };
 
+PlacementObjective objective = PlacementObjective::Makespan;
+
 struct Outcome {
   bool placed = false;
-  double totalUs = 0;
+  /// The objective's value; the serial time; the predicted makespan.
+  double totalUs = 0, serialUs = 0, makespanUs = 0;
   int64_t peak = 0, arena = 0;
   Placement placement;
   std::string error;
@@ -157,8 +176,11 @@ std::optional<double> bruteForce(const PlacementProblem &problem) {
     if (cost.peakGpuBytes > problem.gpuBudgetBytes ||
         arenaOf(problem, placement) > problem.gpuBudgetBytes)
       continue;
-    if (!best || cost.totalUs() < *best)
-      best = cost.totalUs();
+    double us = objective == PlacementObjective::Serial
+                    ? cost.totalUs()
+                    : predictMakespan(problem, placement).us;
+    if (!best || us < *best)
+      best = us;
   }
   return best;
 }
@@ -172,6 +194,41 @@ int64_t irPeakGpuBytes(func::FuncOp func) {
   FailureOr<FunctionBuffers> buffers =
       collectArenaBuffers(func.getBody().front());
   return failed(buffers) ? -1 : peakLiveBytes(buffers->gpu.lifetimes);
+}
+
+/// The first difference between two queue programs, if any.
+std::optional<std::string> compareQueuePrograms(const QueueProgram &ir,
+                                                const QueueProgram &priced) {
+  if (ir.items.size() != priced.items.size())
+    return llvm::formatv("the IR runs {0} queue items, placement priced {1}",
+                         ir.items.size(), priced.items.size())
+        .str();
+  for (size_t i = 0; i < ir.items.size(); ++i) {
+    const QueueItem &a = ir.items[i], &b = priced.items[i];
+    if (a.queue != b.queue || a.inputs != b.inputs || a.waits != b.waits ||
+        std::fabs(a.us - b.us) > 1e-9 * std::max(1.0, a.us))
+      return llvm::formatv("queue item {0} differs between the IR and the "
+                           "program placement priced (queue {1} vs {2}, {3} "
+                           "vs {4} us, {5} vs {6} inputs, {7} vs {8} waits)",
+                           i, a.queue, b.queue, a.us, b.us, a.inputs.size(),
+                           b.inputs.size(), a.waits.size(), b.waits.size())
+          .str();
+  }
+  if (ir.buffers.size() != priced.buffers.size())
+    return llvm::formatv("the IR has {0} arena buffers, placement priced {1}",
+                         ir.buffers.size(), priced.buffers.size())
+        .str();
+  for (size_t i = 0; i < ir.buffers.size(); ++i) {
+    const ArenaBuffer &a = ir.buffers[i], &b = priced.buffers[i];
+    if (a.arena != b.arena || a.bytes != b.bytes || a.writer != b.writer ||
+        a.readers != b.readers || a.heldToEnd != b.heldToEnd ||
+        a.isWorkspace != b.isWorkspace)
+      return llvm::formatv("arena buffer {0} differs between the IR and the "
+                           "program placement priced",
+                           i)
+          .str();
+  }
+  return std::nullopt;
 }
 
 class PropertyChecker {
@@ -191,7 +248,29 @@ private:
   void checkPipeline(ModuleOp prepared, const std::string &profileName,
                      int64_t budget, PlacementStrategy strategy,
                      const Outcome &outcome, const std::string &what);
+  /// The emitted, scheduled function's queue program against the one
+  /// placement builds for the outcome's placement with the same window.
+  std::optional<std::string>
+  compareWithPlacementProgram(func::FuncOp func, const Outcome &outcome);
+
+public:
+  /// The problem being swept, and the profile, for the comparison above.
+  const PlacementProblem *problem = nullptr;
+  const DeviceProfile *profile = nullptr;
 };
+
+std::optional<std::string>
+PropertyChecker::compareWithPlacementProgram(func::FuncOp func,
+                                             const Outcome &outcome) {
+  FailureOr<BlockQueueProgram> ir =
+      buildQueueProgram(func.getBody().front(), profile);
+  if (failed(ir))
+    return std::string("the emitted IR has no queue program");
+  QueueProgram priced = buildQueueProgram(*problem, outcome.placement);
+  MakespanPrediction prediction = predictMakespan(*problem, outcome.placement);
+  priced.chooseWaits(prediction.window);
+  return compareQueuePrograms(ir->program, priced);
+}
 
 Outcome PropertyChecker::place(const PlacementProblem &problem,
                                PlacementStrategy strategy,
@@ -199,7 +278,7 @@ Outcome PropertyChecker::place(const PlacementProblem &problem,
   Outcome outcome;
   double start = seconds();
   llvm::Expected<PlacementResult> result =
-      solvePlacement(problem, strategy);
+      solvePlacement(problem, strategy, {}, objective);
   double elapsed = seconds() - start;
   ++tally.placements;
   if (elapsed > tally.slowestSeconds) {
@@ -218,18 +297,35 @@ Outcome PropertyChecker::place(const PlacementProblem &problem,
         what, result->cost.totalUs(), result->lowerBoundUs.value_or(-1),
         result->minCutSolves, result->searchNodes, elapsed);
   PlacementCost cost = problem.evaluate(result->placement);
-  outcome.totalUs = cost.totalUs();
+  outcome.serialUs = cost.totalUs();
+  outcome.makespanUs = predictMakespan(problem, result->placement).us;
+  bool bySerial = objective == PlacementObjective::Serial;
+  outcome.totalUs = bySerial ? outcome.serialUs : outcome.makespanUs;
   outcome.peak = cost.peakGpuBytes;
   outcome.arena = arenaOf(problem, result->placement);
-  if (std::fabs(result->cost.totalUs() - outcome.totalUs) >
-      1e-9 * std::max(1.0, outcome.totalUs))
+  auto differs = [](double a, double b) {
+    return std::fabs(a - b) > 1e-9 * std::max(1.0, std::fabs(b));
+  };
+  if (differs(result->cost.totalUs(), outcome.serialUs))
     tally.violate("report", what + ": the result's cost is not its "
                                    "placement's");
+  if (!bySerial &&
+      (!result->makespanUs || differs(*result->makespanUs, outcome.makespanUs)))
+    tally.violate("report", what + ": the result's makespan is not its "
+                                   "placement's");
+  std::optional<double> optimal =
+      bySerial ? result->optimalUs : result->optimalMakespanUs;
   if (strategy == PlacementStrategy::Exact &&
-      (!result->optimalUs ||
-       std::fabs(*result->optimalUs - outcome.totalUs) >
-           1e-9 * std::max(1.0, outcome.totalUs)))
+      (!optimal || differs(*optimal, outcome.totalUs)))
     tally.violate("report", what + ": exact's optimal_us is not its total");
+  if (outcome.arena <= problem.gpuBudgetBytes) {
+    double bound = computeMakespanBound(problem).us();
+    if (bound > outcome.makespanUs * (1 + 1e-9) + 1e-9)
+      tally.violate("bound", what + llvm::formatv(": bound {0} us above the "
+                                                  "makespan {1} us",
+                                                  bound, outcome.makespanUs)
+                                        .str());
+  }
   return outcome;
 }
 
@@ -278,7 +374,7 @@ std::optional<std::string> checkReportArithmetic(const llvm::json::Object &r) {
       }
     }
   }
-  double predicted = *r.getObject("predicted_us")->getNumber("total");
+  double predicted = *r.getObject("predicted_us")->getNumber("serial");
   if (std::fabs(total - predicted) > 1e-6 * std::max(1.0, predicted))
     return llvm::formatv("recomputed {0} us, predicted {1} us", total,
                          predicted)
@@ -308,6 +404,7 @@ void PropertyChecker::checkPipeline(ModuleOp prepared,
     options.gpuMemory = std::to_string(budget);
     options.deviceProfile = profileName;
     options.strategy = stringifyPlacementStrategy(strategy).str();
+    options.objective = stringifyPlacementObjective(objective).str();
     options.report = reportPath.str().str();
     buildPlacementPipeline(pm, options);
     return pm.run(module);
@@ -434,11 +531,24 @@ void PropertyChecker::checkPipeline(ModuleOp prepared,
                                                  *r.getInteger("peak_gpu_bytes"),
                                                  irPeak)
                                        .str());
-  double reported = *r.getObject("predicted_us")->getNumber("total");
-  if (std::fabs(reported - outcome.totalUs) >
-      1e-6 * std::max(1.0, outcome.totalUs))
+  double reported = *r.getObject("predicted_us")->getNumber("serial");
+  if (std::fabs(reported - outcome.serialUs) >
+      1e-6 * std::max(1.0, outcome.serialUs))
     tally.violate("report", what + ": the pipeline's placement is not the "
                                    "solver's");
+  // The schedule the IR runs is the one placement priced.
+  double makespan = *r.getObject("predicted_us")->getNumber("makespan");
+  if (std::fabs(makespan - outcome.makespanUs) >
+      1e-6 * std::max(1.0, outcome.makespanUs))
+    tally.violate("report",
+                  what + llvm::formatv(": the schedule's makespan {0} us is "
+                                       "not the one placement predicted, {1} "
+                                       "us",
+                                       makespan, outcome.makespanUs)
+                             .str());
+  if (std::optional<std::string> mismatch =
+          compareWithPlacementProgram(func, outcome))
+    tally.violate("report", what + ": " + *mismatch);
 
   // Fed back: the same IR and the same report.
   std::string once;
@@ -518,6 +628,8 @@ void PropertyChecker::checkGraph(const std::string &name,
   }
   PlacementProblem problem = graph->problem;
   int freeOps = countFreeOps(problem);
+  this->problem = &problem;
+  this->profile = &*profile;
 
   // From the tightest budget (all-CPU laid out) to what the unconstrained
   // optimum needs, and a little beyond.
@@ -561,7 +673,10 @@ void PropertyChecker::checkGraph(const std::string &name,
     std::map<PlacementStrategy, Outcome> outcomes;
     bool allCpuFits = tightest <= budget;
     for (PlacementStrategy strategy : kStrategies) {
-      if (strategy == PlacementStrategy::Exact && freeOps > exactOps)
+      int exactLimit = objective == PlacementObjective::Makespan
+                           ? std::min<int>(exactOps, exactMakespanOps)
+                           : exactOps;
+      if (strategy == PlacementStrategy::Exact && freeOps > exactLimit)
         continue;
       if (!strategyNames.empty() &&
           !llvm::is_contained(strategyNames,
@@ -619,6 +734,18 @@ void PropertyChecker::checkGraph(const std::string &name,
                                           exact->second.totalUs,
                                           automatic.totalUs)
                                 .str());
+    if (exact != outcomes.end() && exact->second.placed &&
+        exact->second.arena <= budget) {
+      double bound = computeMakespanBound(problem).us();
+      double optimum = objective == PlacementObjective::Makespan
+                           ? exact->second.totalUs
+                           : exact->second.makespanUs;
+      if (bound > optimum * (1 + 1e-9) + 1e-9)
+        tally.violate("bound", where + llvm::formatv(": bound {0} us above "
+                                                     "exact's makespan {1} us",
+                                                     bound, optimum)
+                                           .str());
+    }
     if (exact != outcomes.end() && freeOps <= bruteForceOps && problem.hasGpu) {
       std::optional<double> optimum = bruteForce(problem);
       bool agree = optimum ? exact->second.placed &&
@@ -644,6 +771,14 @@ void PropertyChecker::checkGraph(const std::string &name,
 int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Tandem placement property tests\n");
+  std::optional<PlacementObjective> parsed =
+      parsePlacementObjective(objectiveName);
+  if (!parsed) {
+    llvm::errs() << "unknown objective '" << objectiveName
+                 << "': expected makespan or serial\n";
+    return 2;
+  }
+  objective = *parsed;
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext context(registry);
@@ -699,7 +834,8 @@ int main(int argc, char **argv) {
                                 tally.slowestSeconds, tally.slowestWhat);
   int64_t total = 0;
   for (const char *property : {"refusal", "budget", "monotone", "baselines",
-                               "optimum", "report", "feedback", "harness"}) {
+                               "optimum", "bound", "report", "feedback",
+                               "harness"}) {
     int64_t count = tally.violations[property];
     total += count;
     llvm::outs() << llvm::formatv("{0,-10} {1} violations", property, count);

@@ -109,39 +109,6 @@ bool HappensBefore::completesBefore(Operation *before, Operation *after) const {
   return second.clock[first.queue] >= first.index;
 }
 
-std::vector<std::pair<int64_t, int64_t>>
-HappensBefore::overlapWindows(ArrayRef<Operation *> ops) const {
-  std::vector<std::pair<int64_t, int64_t>> windows(ops.size());
-  std::array<std::vector<const Step *>, kNumQueues> byQueue;
-  std::vector<const Step *> opSteps;
-  for (Operation *op : ops) {
-    const Step &step = steps.find(op)->second;
-    opSteps.push_back(&step);
-    byQueue[step.queue].push_back(&step);
-  }
-  for (auto [i, step] : llvm::enumerate(opSteps)) {
-    int64_t first = step->position, last = step->position;
-    for (const std::vector<const Step *> &queue : byQueue) {
-      // The first op of this queue that does not complete before `step`
-      // starts: its index is past step's clock for the queue.
-      auto notDone = llvm::partition_point(queue, [&](const Step *other) {
-        return other->index <= step->clock[other->queue];
-      });
-      if (notDone != queue.end())
-        first = std::min(first, (*notDone)->position);
-      // The last one that does not start after `step` completes: clocks
-      // only grow along a queue.
-      auto after = llvm::partition_point(queue, [&](const Step *other) {
-        return other->clock[step->queue] < step->index;
-      });
-      if (after != queue.begin())
-        last = std::max(last, (*std::prev(after))->position);
-    }
-    windows[i] = {first, last};
-  }
-  return windows;
-}
-
 LogicalResult tandem::verifySchedule(Operation *func) {
   auto function = dyn_cast<FunctionOpInterface>(func);
   if (!function)

@@ -100,6 +100,12 @@ struct Place : tandem::impl::PlaceBase<Place> {
       module.emitError(llvm::toString(profile.takeError()));
       return signalPassFailure();
     }
+    std::optional<PlacementObjective> goal = parsePlacementObjective(objective);
+    if (!goal) {
+      module.emitError() << "unknown objective '" << objective
+                         << "': expected makespan or serial";
+      return signalPassFailure();
+    }
     std::optional<PlacementStrategy> chosen = parsePlacementStrategy(strategy);
     if (!chosen) {
       module.emitError() << "unknown placement strategy '" << strategy
@@ -134,7 +140,7 @@ struct Place : tandem::impl::PlaceBase<Place> {
         return signalPassFailure();
       llvm::Expected<PlacementResult> result =
           graph->given ? keepGivenPlacement(*graph, func)
-                       : solvePlacement(graph->problem, *chosen);
+                       : solvePlacement(graph->problem, *chosen, {}, *goal);
       if (!result) {
         reportFailure(*graph, func, result.takeError());
         return signalPassFailure();
@@ -159,7 +165,8 @@ struct Place : tandem::impl::PlaceBase<Place> {
       llvm::StringRef strategyName =
           graph->given ? "given" : stringifyPlacementStrategy(*chosen);
       if (!report.empty() && func == reported &&
-          failed(writeReport(*graph, *result, strategyName, *profile, func)))
+          failed(writeReport(*graph, *result, strategyName, *goal, *profile,
+                             func)))
         return signalPassFailure();
     }
   }
@@ -224,10 +231,11 @@ struct Place : tandem::impl::PlaceBase<Place> {
   LogicalResult writeReport(const PlacementGraph &graph,
                             const PlacementResult &result,
                             llvm::StringRef strategyName,
+                            PlacementObjective goal,
                             const DeviceProfile &profile,
                             FunctionOpInterface func) {
-    llvm::json::Value json = makePlacementReport(graph, result, strategyName,
-                                                 profile, func.getName());
+    llvm::json::Value json = makePlacementReport(
+        graph, result, strategyName, goal, profile, func.getName());
     if (llvm::Error error = writeFileAtomically(
             report, [&](llvm::raw_ostream &os) {
               os << llvm::formatv("{0:2}\n", json);

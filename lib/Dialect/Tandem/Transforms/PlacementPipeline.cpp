@@ -20,6 +20,7 @@ void tandem::buildPlacementPipeline(OpPassManager &pm,
   place.strategy = options.strategy;
   place.report = options.report;
   place.explain = options.explain;
+  place.objective = options.objective;
   pm.addPass(createPlace(place));
   pm.addPass(createInsertTransfers());
   ScheduleOptions schedule;

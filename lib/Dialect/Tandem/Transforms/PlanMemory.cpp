@@ -48,7 +48,7 @@ LogicalResult planFunction(FunctionOpInterface func,
     return failure();
   ArenaBuffers &cpu = buffers->cpu, &gpu = buffers->gpu;
   size_t firstWorkspace = gpu.firstWorkspace;
-  const std::vector<Operation *> &order = buffers->order;
+  const std::vector<Operation *> &pointOps = buffers->pointOps;
 
   Builder builder(func.getContext());
   auto assign = [&](ArenaBuffers &buffers, size_t firstWorkspace) {
@@ -73,7 +73,7 @@ LogicalResult planFunction(FunctionOpInterface func,
   int64_t peakBytes = 0;
   for (size_t index : alive)
     peakBytes += alignBufferSize(gpu.lifetimes[index].bytes);
-  Operation *atPeak = order[peakPoint];
+  Operation *atPeak = pointOps[peakPoint];
   InFlightDiagnostic diag =
       atPeak->emitError()
       << "the GPU arena needs " << gpuArena << " bytes, over the budget of "

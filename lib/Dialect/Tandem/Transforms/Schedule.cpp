@@ -3,6 +3,7 @@
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 
 #include "tandem/Analysis/ArenaBuffers.h"
+#include "tandem/Analysis/QueueProgramBuilder.h"
 #include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Analysis/ScheduleSimulation.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
@@ -23,38 +24,6 @@ using namespace mlir::tandem;
 
 namespace {
 
-constexpr int64_t kUnbounded = INT64_MAX;
-
-/// The window CPU-arena queues keep: the CPU arena has no budget, but a
-/// buffer a copy reads can be reused only once an op of the CPU queue is
-/// known to start after the copy.
-constexpr int64_t kCpuArenaWindow = 8;
-
-constexpr int kCpu = int(QueueKind::CPU), kGpu = int(QueueKind::GPU),
-              kH2D = int(QueueKind::H2D), kD2H = int(QueueKind::D2H);
-
-/// The window between two queues, or 0 if they share no arena (only data
-/// orders them): the GPU arena's queues use `gpuWindow`, the CPU arena's
-/// kCpuArenaWindow; the copy engines share both.
-int64_t windowBetween(int a, int b, int64_t gpuWindow) {
-  auto onGpuArena = [](int q) { return q != kCpu; };
-  auto onCpuArena = [](int q) { return q != kGpu; };
-  int64_t window = 0;
-  if (onGpuArena(a) && onGpuArena(b))
-    window = gpuWindow;
-  if (onCpuArena(a) && onCpuArena(b))
-    window = window ? std::min(window, kCpuArenaWindow) : kCpuArenaWindow;
-  return window;
-}
-
-/// The queue item whose completion makes `value` ready, through views.
-Operation *readyAfter(Value value) {
-  Operation *producer = value.getDefiningOp();
-  while (auto view = dyn_cast_or_null<ViewLikeOpInterface>(producer))
-    producer = view.getViewSource().getDefiningOp();
-  return producer && isQueueItem(producer) ? producer : nullptr;
-}
-
 /// Writes `tandem.queue` on every queue item, and `tandem.scheduled` on
 /// the function; an error on an op that is not placed.
 LogicalResult assignQueues(FunctionOpInterface func) {
@@ -74,72 +43,21 @@ LogicalResult assignQueues(FunctionOpInterface func) {
   return success();
 }
 
-/// Inserts the waits: each operand from another queue, and each queue
-/// sharing an arena kept within the window. A wait that earlier ones imply
-/// is left out.
-void insertWaits(Block &block, int64_t gpuWindow) {
-  struct Issued {
-    int64_t item; // position among the queue items
-    Operation *op;
-    QueueClocks::Stamp stamp;
-  };
-  std::array<std::vector<Issued>, kNumQueues> issued;
-  llvm::DenseMap<Operation *, QueueClocks::Stamp> stamps;
-  llvm::DenseMap<Operation *, int64_t> itemOf;
-  QueueClocks clocks;
-  OpBuilder builder(block.getParentOp()->getContext());
-  int64_t item = 0;
-  for (Operation &op : llvm::make_early_inc_range(block)) {
-    if (!isQueueItem(&op))
+/// Writes the program's waits into the block: a tandem.wait before each
+/// item whose queue waits, naming the results of the items it waits for.
+void insertWaits(const BlockQueueProgram &built) {
+  for (auto [index, item] : llvm::enumerate(built.program.items)) {
+    if (item.waits.empty())
       continue;
-    int queue = int(*getScheduledQueue(&op));
-    SmallVector<Operation *> needed;
-    for (Value operand : op.getOperands())
-      if (Operation *producer = readyAfter(operand);
-          producer && stamps.lookup(producer).queue != queue)
-        needed.push_back(producer);
-    for (int other = 0; other < kNumQueues; ++other) {
-      int64_t window = other == queue ? 0 : windowBetween(queue, other, gpuWindow);
-      if (window == 0 || window == kUnbounded || item < window)
-        continue;
-      // The last op of `other` at least `window` items before this one.
-      auto after = llvm::partition_point(issued[other], [&](const Issued &i) {
-        return i.item <= item - window;
-      });
-      if (after != issued[other].begin())
-        needed.push_back(std::prev(after)->op);
-    }
-    // The latest first: waiting for it often implies the others.
-    llvm::stable_sort(needed, [&](Operation *a, Operation *b) {
-      return itemOf.lookup(a) > itemOf.lookup(b);
-    });
+    Operation *op = built.itemOps[index];
     SmallVector<Value> values;
-    for (Operation *producer : needed) {
-      QueueClocks::Stamp stamp = stamps.lookup(producer);
-      if (clocks.knows(queue, stamp))
-        continue;
-      clocks.wait(queue, stamp);
-      values.push_back(producer->getResult(0));
-    }
-    if (!values.empty()) {
-      builder.setInsertionPoint(&op);
-      builder.create<WaitOp>(
-          op.getLoc(),
-          QueueKindAttr::get(builder.getContext(), QueueKind(queue)), values);
-    }
-    QueueClocks::Stamp stamp = clocks.issue(queue);
-    stamps[&op] = stamp;
-    itemOf[&op] = item;
-    issued[queue].push_back({item++, &op, stamp});
+    for (int32_t waited : item.waits)
+      values.push_back(built.itemOps[waited]->getResult(0));
+    OpBuilder builder(op);
+    builder.create<WaitOp>(
+        op->getLoc(),
+        QueueKindAttr::get(op->getContext(), QueueKind(item.queue)), values);
   }
-}
-
-/// The GPU arena the memory plan will need under the block's schedule.
-FailureOr<int64_t> gpuArenaBytes(Block &block) {
-  FailureOr<FunctionBuffers> buffers = collectArenaBuffers(block);
-  if (failed(buffers))
-    return failure();
-  return planMemory(buffers->gpu.lifetimes).arenaBytes;
 }
 
 struct Schedule : tandem::impl::ScheduleBase<Schedule> {
@@ -179,30 +97,17 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
     if (window > 0)
       candidates = {window};
     else if (window < 0)
-      candidates = {kUnbounded};
+      candidates = {kUnboundedWindow};
     else
-      candidates = {kUnbounded, 32, 8, 2, 1};
-    int64_t best = candidates.back();
-    double bestUs = 0;
-    bool found = false;
-    for (int64_t candidate : candidates) {
-      insertWaits(block, candidate);
-      FailureOr<int64_t> arena = gpuArenaBytes(block);
-      if (failed(arena))
-        return failure();
-      bool fits = !budget || *arena <= *budget || candidate == 1;
-      double us = simulateSchedule(block, profile).makespanUs;
-      if (fits && (!found || us < bestUs)) {
-        found = true;
-        best = candidate;
-        bestUs = us;
-      }
-      for (Operation &op : llvm::make_early_inc_range(block))
-        if (isa<WaitOp>(op))
-          op.erase();
-    }
-    insertWaits(block, best);
-    return best;
+      candidates.assign(getDefaultScheduleWindows().begin(),
+                        getDefaultScheduleWindows().end());
+    FailureOr<BlockQueueProgram> built = buildQueueProgram(block, &profile);
+    if (failed(built))
+      return failure();
+    WindowChoice chosen =
+        chooseScheduleWindow(built->program, budget, candidates);
+    insertWaits(*built);
+    return chosen.window;
   }
 
   /// Adds the schedule to the placement report --tandem-place wrote.
@@ -225,8 +130,11 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
     llvm::json::Object *root = parsed->getAsObject();
     llvm::json::Object *predicted =
         root ? root->getObject("predicted_us") : nullptr;
-    if (!predicted)
-      return fail("it is not a placement report (no predicted_us)");
+    std::optional<double> bound =
+        root ? root->getNumber("makespan_lower_bound_us") : std::nullopt;
+    if (!predicted || !bound)
+      return fail("it is not a placement report (no predicted_us or "
+                  "makespan_lower_bound_us)");
     Block &block = func.getFunctionBody().front();
     ScheduleTimes times = simulateSchedule(block, profile);
     // The emitted program's GPU memory: under the schedule, buffers may
@@ -236,21 +144,19 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
       return failure();
     (*root)["peak_gpu_bytes"] = peakLiveBytes(buffers->gpu.lifetimes);
     (*root)["gpu_arena_bytes"] = planMemory(buffers->gpu.lifetimes).arenaBytes;
+    // What the program takes is now the schedule's makespan; the bound
+    // placement proved for any schedule bounds it.
+    (*predicted)["total"] = times.makespanUs;
     (*predicted)["serial"] = times.serialUs;
     (*predicted)["makespan"] = times.makespanUs;
+    (*root)["lower_bound_us"] = *bound;
     (*predicted)["hidden_copy"] = times.hiddenCopyUs;
     llvm::json::Object busy;
     for (int queue = 0; queue < kNumQueues; ++queue)
       busy[stringifyQueueKind(QueueKind(queue))] = times.busyUs[queue];
     (*predicted)["queue_busy"] = std::move(busy);
-    std::optional<int64_t> budget;
-    if (auto recorded = func->getAttrOfType<IntegerAttr>(
-            TandemDialect::kGpuMemoryBudgetAttrName))
-      budget = recorded.getInt();
-    (*root)["makespan_lower_bound_us"] =
-        scheduleLowerBoundUs(block, profile, budget);
     (*root)["schedule_window"] =
-        chosen == kUnbounded ? llvm::json::Value(nullptr)
+        chosen == kUnboundedWindow ? llvm::json::Value(nullptr)
                              : llvm::json::Value(chosen);
     (*root)["schedule_waits"] = times.crossQueueWaits;
     (*root)["schedule"] = scheduleToJSON(times);

@@ -8,14 +8,15 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 5):
+// Layout (version 6):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
+//   predictedMakespanNs, predictedSerialNs,
 //   numInputs  x tensor,
 //   numOutputs x tensor,
 //   numWeights x (nameOffset, device, arenaOffset, tensor),
 //   numOps     x (wordCount, kind, device, arenaOffset, nameOffset, locOffset,
-//                 queue, numWaits, numWaits x op,
+//                 queue, predictedNs, numWaits, numWaits x op,
 //                 numOperands, numOperands x (device, producer, tensor),
 //                 result tensor, numAttrs, numAttrs x word)
 // where tensor = (dtype, rank, rank x dim). The kinds and the layout of
@@ -25,6 +26,11 @@
 // (scheduled = 1) each op names its queue (Queue) and the earlier ops its
 // queue waits for before it starts; an operand's producer is the earlier op
 // whose result it reads (through views), or -1 for an input or a weight.
+// The predicted times (nanoseconds, 0 when the model was compiled without a
+// device profile) are the compiler's cost model: each op's time on its
+// device or link, and the schedule's makespan and serial sum; the sim
+// backend paces ops to them with --sim-timing=profile, and the profile
+// prints them beside what was measured.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,7 +44,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 5;
+constexpr int64_t kVersion = 6;
 
 /// The highest tensor rank the GPU kernels take (their layouts hold this
 /// many dimensions): placement keeps ops on higher-rank tensors on the CPU.

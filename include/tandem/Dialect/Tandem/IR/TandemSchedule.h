@@ -5,8 +5,9 @@
 // device-to-host copy engines). A queue runs its ops one at a time in block
 // order; queues run concurrently, ordered only by `tandem.wait`. This file
 // computes what that order guarantees: which ops complete before which
-// start (vector clocks over the queues), the check the verifier runs, and
-// the window of ops a buffer may be in use beside (memory planning).
+// start (vector clocks over the queues) and the check the verifier runs.
+// (The scheduler and memory planning work on a QueueProgram of the block:
+// tandem/Analysis/QueueProgram.h.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -87,14 +88,6 @@ public:
   /// The queue item whose completion makes `value` ready (through views),
   /// or null when it is ready from the start (an argument, a weight).
   Operation *readyAfter(Value value) const;
-
-  /// For each of `ops` (queue items in block order: those that touch one
-  /// arena), the block positions [first, last] of the ops among `ops` it
-  /// may overlap in time: every op of `ops` before `first` completes
-  /// before it starts, every one after `last` starts after it completes.
-  /// Not scheduled: [position, position].
-  std::vector<std::pair<int64_t, int64_t>>
-  overlapWindows(ArrayRef<Operation *> ops) const;
 
 private:
   /// A stamp's index is -1 for what is not a queue item.

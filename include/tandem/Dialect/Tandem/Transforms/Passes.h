@@ -34,6 +34,10 @@ struct PlacementPipelineOptions
   Option<bool> explain{*this, "explain",
                        llvm::cl::desc("A remark per op explaining its device"),
                        llvm::cl::init(false)};
+  Option<std::string> objective{
+      *this, "objective",
+      llvm::cl::desc("makespan or serial (--tandem-place's objective)"),
+      llvm::cl::init("makespan")};
   Option<int64_t> scheduleWindow{
       *this, "schedule-window",
       llvm::cl::desc("Fix --tandem-schedule's window (0: choose it)"),

@@ -64,6 +64,15 @@ def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
     (program order onto the GPU while the weights fit, as accelerate's
     infer_auto_device_map), `all-cpu`, `all-gpu`.
 
+    The objective (`objective=`) is what `auto` and `exact` minimize. With
+    `makespan` (default) a placement is priced by the schedule
+    --tandem-schedule will make of it, the four queues running at once:
+    `auto` starts from the serial answer above and keeps the fastest
+    schedule among the frontier's placements within the budget and local
+    moves from the best of them; `exact` proves the optimum by branch and
+    bound where at most 20 ops are free to move. With `serial`, the sum of every op and copy is minimized,
+    as if the program ran one op at a time.
+
     With `report=FILE` it writes the placement and its predicted cost as JSON
     (docs/placement.md lists the keys); with `explain` it emits a remark per
     op with both costs, the transfers it causes and what bound the choice.
@@ -80,7 +89,11 @@ def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
     Option<"report", "report", "std::string", "\"\"",
            "Write the placement report (JSON) to this file">,
     Option<"explain", "explain", "bool", "false",
-           "Emit a remark per op explaining its device">
+           "Emit a remark per op explaining its device">,
+    Option<"objective", "objective", "std::string", "\"makespan\"",
+           "What auto and exact minimize: makespan (the predicted makespan "
+           "of the schedule --tandem-schedule makes, the four queues "
+           "running at once) or serial (the sum of every op and copy)">
   ];
   // It creates tandem attributes even in a function with no tandem op, and
   // canonicalization materializes folded constants in arith.

@@ -1,0 +1,619 @@
+//===- PlacementMakespan.cpp - placement for the schedule's makespan ------===//
+//
+// Under the makespan objective a placement is priced by the schedule
+// --tandem-schedule will make of it: the same QueueProgram, built from the
+// problem instead of the IR, with the widest window whose GPU arena fits.
+//
+// `auto` prices every point of the problem's frontier whose arena fits the
+// budget: placements that keep less on the GPU leave memory for streamed
+// weights to be prefetched, and put work on the CPU that can run beside the
+// GPU. Each is offered with a ladder of its largest resident weights
+// streamed instead (room for prefetching, within the point's own memory);
+// so is every placement greedy can return. At a ladder of memory levels
+// taken from the problem alone, the best of these within the level is
+// improved by local moves (an op to the other device, alone or with the
+// weights only it reads) while they shorten the makespan within the level.
+// Nothing but the final pricing looks at the budget, so a larger budget
+// only adds candidates and widens windows: `auto` is never slower with
+// more memory. A move is first priced
+// with no window at all (only data orders the queues), a bound below its
+// makespan under any window, so most moves cost one simulation. The effort
+// is rationed by the size of the program, so placement stays near-linear.
+//
+// `exact` is a branch and bound over the free ops (up to
+// ExactSearchLimits::maxMakespanFreeOps) in program order: a node fixes the
+// ops decided so far as pins and is pruned when the makespan bound of that
+// problem (MakespanBound.h) is no better than the best placement found; a
+// leaf is priced as above. It ends with the optimum over placements and
+// windows of the schedule's block order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "PlacementFrontier.h"
+#include "PlacementSearch.h"
+
+#include "tandem/Analysis/MakespanBound.h"
+#include "tandem/Analysis/QueueProgramBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <random>
+
+using namespace mlir;
+using namespace mlir::tandem;
+using namespace mlir::tandem::search;
+
+namespace {
+
+MakespanPrediction predictWithin(const PlacementProblem &problem,
+                                 const Placement &placement, int64_t budget) {
+  QueueProgram program = buildQueueProgram(problem, placement);
+  std::optional<int64_t> limit;
+  if (problem.hasGpu)
+    limit = budget;
+  WindowChoice choice =
+      chooseScheduleWindow(program, limit, getDefaultScheduleWindows());
+  return {choice.makespanUs, choice.window, choice.gpuArenaBytes};
+}
+
+} // namespace
+
+MakespanPrediction tandem::predictMakespan(const PlacementProblem &problem,
+                                           const Placement &placement) {
+  return predictWithin(problem, placement, problem.gpuBudgetBytes);
+}
+
+namespace {
+
+/// `auto` finishes with the branch and bound of `exact` where at most this
+/// many ops are free to move (at most 2^k leaves, most pruned).
+constexpr int kAutoBranchAndBoundOps = 12;
+
+/// Improvements below this share of the makespan are noise, not progress.
+constexpr double kRelativeEpsilon = 1e-9;
+
+/// The fastest schedule found among the placements offered, all judged
+/// within one GPU budget.
+class MakespanSearch {
+public:
+  MakespanSearch(const PlacementProblem &problem, int64_t budget)
+      : problem(problem), budget(budget) {}
+
+  /// The makespan of `placement` with only data ordering the queues: no
+  /// window makes it shorter.
+  double unwindowedUs(const Placement &placement) {
+    spend(1);
+    QueueProgram program = buildQueueProgram(problem, placement);
+    program.chooseWaits(kUnboundedWindow);
+    return simulateQueueProgram(program).makespanUs;
+  }
+
+  /// Takes `placement` if it fits the budget and its schedule is faster
+  /// than the best so far.
+  /// Of equal makespans, the one with less work in all (the serial time)
+  /// wins: it leaves the queues more room for the next move.
+  bool offer(const Placement &placement) {
+    if (found() && unwindowedUs(placement) > tieThreshold())
+      return false;
+    spend(2);
+    PlacementCost cost = problem.evaluate(placement);
+    if (problem.hasGpu && !problem.fitsWithin(placement, cost, budget))
+      return false;
+    spend(3);
+    ++evaluations;
+    double us = predictWithin(problem, placement, budget).us;
+    if (found() && (us > tieThreshold() ||
+                    (us >= threshold() &&
+                     cost.totalUs() >= bestSerialUs * (1 - kRelativeEpsilon))))
+      return false;
+    best = placement;
+    bestUs = us;
+    bestSerialUs = cost.totalUs();
+    return true;
+  }
+
+  bool found() const { return !best.empty(); }
+  bool exhausted() const { return work >= allowance; }
+  /// Sets the work this search may do, in simulations of the program.
+  void allow(int64_t simulations) { allowance = work + simulations; }
+
+  /// Local moves from the best placement while they improve it.
+  void improveLocally();
+  /// Iterated local search: from the best, a few ops moved at random, then
+  /// local moves; kept if better; until the allowance is spent. The
+  /// generator is seeded by the caller, so the search is deterministic.
+  void perturbAndImprove(uint64_t seed);
+
+  const PlacementProblem &problem;
+  /// What every placement offered must fit, and the windows are chosen in.
+  const int64_t budget;
+  Placement best;
+  double bestUs = 0, bestSerialUs = 0;
+  int64_t evaluations = 0;
+
+private:
+  double threshold() const { return bestUs * (1 - kRelativeEpsilon); }
+  double tieThreshold() const { return bestUs * (1 + kRelativeEpsilon); }
+  void spend(int64_t simulations) { work += simulations; }
+
+  int64_t work = 0, allowance = INT64_MAX;
+};
+
+void MakespanSearch::improveLocally() {
+  // The weights each op reads that only it reads: moving the op with them
+  // keeps a weight from staying resident for a reader that left.
+  std::vector<std::vector<int>> ownWeights(problem.ops.size());
+  for (auto [index, op] : llvm::enumerate(problem.ops)) {
+    if (op.isWeight || op.isFixed())
+      continue;
+    for (int value : op.operands) {
+      const PlacementValue &operand = problem.values[value];
+      if (operand.isWeight && operand.consumers.size() == 1 &&
+          !problem.ops[operand.producer].isFixed())
+        ownWeights[index].push_back(operand.producer);
+    }
+  }
+  // Moves of `index`: the op alone; with its own weights; with its readers
+  // that are on its device; with its producers that are on its device
+  // (a group that moves together pays no copies between its members).
+  auto tryMoves = [&](int index) {
+    auto move = [&](Placement &moved, int op, uint8_t to) {
+      if (problem.ops[op].isFixed())
+        return;
+      moved[op] = to;
+      for (int weight : ownWeights[op])
+        moved[weight] = to;
+    };
+    uint8_t from = best[index], to = from ^ 1;
+    Placement moved = best;
+    moved[index] = to;
+    if (offer(moved))
+      return true;
+    move(moved, index, to);
+    if (moved != best && offer(moved))
+      return true;
+    Placement readers = moved;
+    for (int value : problem.ops[index].results)
+      for (int consumer : problem.values[value].consumers)
+        if (best[consumer] == from)
+          move(readers, consumer, to);
+    if (readers != moved && offer(readers))
+      return true;
+    Placement producers = moved;
+    for (int value : problem.ops[index].operands) {
+      const PlacementValue &operand = problem.values[value];
+      if (!operand.isArgument() && !operand.isWeight &&
+          best[operand.producer] == from)
+        move(producers, operand.producer, to);
+    }
+    return producers != moved && offer(producers);
+  };
+  bool improved = true;
+  while (improved && !exhausted()) {
+    improved = false;
+    for (size_t index = 0; index < problem.ops.size() && !exhausted();
+         ++index) {
+      const PlacementOp &op = problem.ops[index];
+      if (op.isFixed() || op.isWeight)
+        continue;
+      improved |= tryMoves(index);
+    }
+    // A weight alone: resident or streamed.
+    for (size_t index = 0; index < problem.ops.size() && !exhausted();
+         ++index) {
+      const PlacementOp &op = problem.ops[index];
+      if (op.isFixed() || !op.isWeight)
+        continue;
+      Placement moved = best;
+      moved[index] ^= 1;
+      improved |= offer(moved);
+    }
+    if (improved)
+      continue;
+    // Stuck: two ops at once, where the graph is small enough (a step
+    // through a worse placement that single moves cannot take).
+    constexpr size_t kMaxPairOps = 64;
+    std::vector<int> movable;
+    for (auto [index, op] : llvm::enumerate(problem.ops))
+      if (!op.isFixed() && !op.isWeight)
+        movable.push_back(index);
+    if (movable.size() > kMaxPairOps)
+      break;
+    for (size_t a = 0; a < movable.size() && !improved && !exhausted(); ++a)
+      for (size_t b = a + 1; b < movable.size() && !improved && !exhausted();
+           ++b) {
+        Placement moved = best;
+        moved[movable[a]] ^= 1;
+        moved[movable[b]] ^= 1;
+        improved = offer(moved);
+      }
+  }
+}
+
+void MakespanSearch::perturbAndImprove(uint64_t seed) {
+  std::vector<int> movable;
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (!op.isFixed())
+      movable.push_back(index);
+  if (movable.empty() || !found())
+    return;
+  std::mt19937_64 random(seed);
+  constexpr int kMaxKicks = 160;
+  for (int kick = 0; kick < kMaxKicks && !exhausted(); ++kick) {
+    MakespanSearch trial(problem, budget);
+    trial.allowance = allowance - work;
+    Placement kicked = best;
+    int moves = 2 + int(random() % 3);
+    for (int k = 0; k < moves; ++k)
+      kicked[movable[random() % movable.size()]] ^= 1;
+    trial.offer(kicked);
+    if (trial.found())
+      trial.improveLocally();
+    work += trial.work;
+    evaluations += trial.evaluations;
+    if (trial.found())
+      offer(trial.best);
+  }
+}
+
+/// The placement with its `count` largest free resident weights streamed
+/// instead, for count = 1, 2, 4, ... and all of them: each trades resident
+/// bytes for memory a prefetch window can use, and needs no more memory in
+/// program order than the placement itself (a streamed weight lives from
+/// its copy to its last reader, a resident one for the whole run).
+std::vector<Placement> streamingLadder(const PlacementProblem &problem,
+                                       const Placement &placement) {
+  std::vector<int> resident;
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (op.isWeight && !op.isFixed() && placement[index])
+      resident.push_back(index);
+  auto bytesOf = [&](int op) {
+    int64_t bytes = 0;
+    for (int value : problem.ops[op].results)
+      bytes += problem.values[value].bytes;
+    return bytes;
+  };
+  // Largest first; of equal ones, the later first (the earlier a weight is
+  // read, the less time its copy has to hide behind).
+  llvm::stable_sort(resident, [&](int a, int b) {
+    int64_t bytesA = bytesOf(a), bytesB = bytesOf(b);
+    return bytesA != bytesB ? bytesA > bytesB : a > b;
+  });
+  std::vector<Placement> ladder;
+  Placement variant = placement;
+  size_t streamed = 0;
+  for (size_t count = 1; streamed < resident.size(); count *= 2) {
+    count = std::min(count, resident.size());
+    for (; streamed < count; ++streamed)
+      variant[resident[streamed]] = 0;
+    ladder.push_back(variant);
+  }
+  return ladder;
+}
+
+/// The device a fixed op must be on.
+uint8_t fixedDevice(const PlacementOp &op) {
+  if (op.pin)
+    return *op.pin == DeviceKind::GPU;
+  return !op.canRunOn(DeviceKind::CPU);
+}
+
+/// The branch and bound prices its nodes near the root with the full bound
+/// (where pruning saves most), deeper with the quick one.
+constexpr size_t kFullBoundDepth = 6;
+
+/// The branch and bound of `exact`: returns false if it stopped at
+/// `maxNodes` before proving the optimum.
+bool branchAndBound(MakespanSearch &search, llvm::ArrayRef<int> freeOps,
+                    int64_t maxNodes, int64_t &nodes) {
+  // Decided ops become pins of a copy of the problem: its bound then holds
+  // for every completion of the partial placement.
+  PlacementProblem pinned = search.problem;
+  Placement placement(pinned.ops.size(), 0);
+  for (auto [index, op] : llvm::enumerate(pinned.ops))
+    if (op.isFixed())
+      placement[index] = fixedDevice(op);
+  bool finished = true;
+  std::function<void(size_t)> visit = [&](size_t depth) {
+    if (!finished)
+      return;
+    if (++nodes > maxNodes) {
+      finished = false;
+      return;
+    }
+    if (depth == freeOps.size()) {
+      search.offer(placement);
+      return;
+    }
+    if (search.found() &&
+        computeMakespanBound(pinned, depth < kFullBoundDepth
+                                         ? BoundEffort::Full
+                                         : BoundEffort::Quick)
+                .us() >= search.bestUs * (1 - 1e-9))
+      return;
+    int op = freeOps[depth];
+    // The best placement's device first: it finds good leaves early.
+    uint8_t first = search.found() ? search.best[op] : 1;
+    for (uint8_t device : {first, uint8_t(1 - first)}) {
+      placement[op] = device;
+      pinned.ops[op].pin = device ? DeviceKind::GPU : DeviceKind::CPU;
+      visit(depth + 1);
+    }
+    pinned.ops[op].pin.reset();
+  };
+  visit(0);
+  return finished;
+}
+
+/// Earliest-finish-time list scheduling in program order (as HEFT does
+/// with a fixed order): each op goes to the device where, given the queues
+/// so far and the copies its operands would need, it finishes first.
+/// Weights are resident for their GPU readers (memory is not looked at),
+/// views stay with their operand. Its own timeline is an estimate; the
+/// placement is priced like any other.
+Placement earliestFinishPlacement(const PlacementProblem &problem) {
+  Placement placement(problem.ops.size(), 0);
+  // Per value: when it is ready on each device (kUnreachable: not there).
+  std::vector<std::array<double, 2>> ready(problem.values.size(),
+                                           {kUnreachable, kUnreachable});
+  std::array<double, 4> queueFree{}; // cpu, gpu, h2d, d2h
+  auto copyQueue = [](int to) { return to ? 2 : 3; };
+  auto copyUs = [&](int value, int to) {
+    return to ? problem.values[value].h2dUs : problem.values[value].d2hUs;
+  };
+  // When `value` would be ready on `device`, copying it there if need be;
+  // commits the copy when `commit`.
+  auto readyOn = [&](int value, int device, std::array<double, 4> &queues,
+                     bool commit) {
+    if (ready[value][device] != kUnreachable)
+      return ready[value][device];
+    int queue = copyQueue(device);
+    double start = std::max(queues[queue], ready[value][1 - device]);
+    double end = start + copyUs(value, device);
+    queues[queue] = end;
+    if (commit)
+      ready[value][device] = end;
+    return end;
+  };
+  for (auto [index, value] : llvm::enumerate(problem.values))
+    if (value.isArgument())
+      ready[index][0] = 0;
+  for (auto [index, op] : llvm::enumerate(problem.ops)) {
+    if (op.isWeight) {
+      // Readable anywhere: mapped on the host, resident on the GPU.
+      for (int value : op.results)
+        ready[value] = {0, 0};
+      continue;
+    }
+    if (op.aliasesOperand) {
+      int source = op.operands.front();
+      int device = ready[source][1] < ready[source][0] ? 1 : 0;
+      placement[index] = device;
+      for (int value : op.results)
+        ready[value] = ready[source];
+      continue;
+    }
+    std::array<double, 2> finish{kUnreachable, kUnreachable};
+    for (int device = 0; device < 2; ++device) {
+      DeviceKind kind = device ? DeviceKind::GPU : DeviceKind::CPU;
+      if (!op.canRunOn(kind) || (op.pin && *op.pin != kind))
+        continue;
+      std::array<double, 4> queues = queueFree;
+      double start = queues[device];
+      for (int value : op.operands)
+        start = std::max(start, readyOn(value, device, queues, false));
+      for (int value : op.hostOperands)
+        start = std::max(start, readyOn(value, 0, queues, false));
+      finish[device] = start + (device ? op.gpuUs : op.cpuUs);
+    }
+    int device = finish[1] < finish[0] ? 1 : 0;
+    placement[index] = device;
+    for (int value : op.operands)
+      readyOn(value, device, queueFree, true);
+    for (int value : op.hostOperands)
+      readyOn(value, 0, queueFree, true);
+    queueFree[device] = finish[device];
+    for (int value : op.results) {
+      ready[value] = {kUnreachable, kUnreachable};
+      ready[value][device] = finish[device];
+    }
+  }
+  // A weight goes where its readers are: resident if one is on the GPU.
+  for (auto [index, op] : llvm::enumerate(problem.ops)) {
+    if (!op.isWeight || op.isFixed())
+      continue;
+    bool gpuReader = false;
+    for (int value : op.results)
+      for (int consumer : problem.values[value].consumers)
+        gpuReader |= placement[consumer] == 1;
+    placement[index] = gpuReader;
+  }
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (op.isFixed())
+      placement[index] = fixedDevice(op);
+  return placement;
+}
+
+/// An upper bound on any placement's GPU arena: every buffer and workspace
+/// at once.
+int64_t everyBufferBytes(const PlacementProblem &problem) {
+  int64_t bytes = 0;
+  for (const PlacementValue &value : problem.values)
+    bytes += alignBufferSize(value.bytes);
+  for (const PlacementOp &op : problem.ops)
+    bytes += alignBufferSize(op.gpuWorkspaceBytes);
+  return bytes;
+}
+
+/// The memory levels local search runs at: the frontier's arenas (at most
+/// 16 of them, evenly spread), a geometric grid below the one level that
+/// every placement fits (each a fifth below the next, down to a quarter of
+/// the smallest frontier arena above zero), and that level. They depend on the problem alone, never on its
+/// budget.
+std::vector<int64_t> searchLevels(const PlacementProblem &problem,
+                                  const Frontier &frontier) {
+  constexpr size_t kMaxFrontierLevels = 16;
+  constexpr int kMaxGridLevels = 96;
+  constexpr double kGridRatio = 1.1;
+  std::vector<int64_t> arenas;
+  for (const FrontierPoint &point : frontier.getPoints())
+    if (arenas.empty() || arenas.back() != point.arena)
+      arenas.push_back(point.arena);
+  std::vector<int64_t> levels;
+  size_t kept = std::min(arenas.size(), kMaxFrontierLevels);
+  for (size_t k = 0; k < kept; ++k)
+    levels.push_back(arenas[k * arenas.size() / kept]);
+  int64_t every = everyBufferBytes(problem);
+  int64_t smallest = every;
+  for (int64_t arena : arenas)
+    if (arena > 0)
+      smallest = std::min(smallest, arena);
+  double level = double(every);
+  for (int step = 0; step < kMaxGridLevels && level >= double(smallest) / 4;
+       ++step, level /= kGridRatio)
+    levels.push_back(int64_t(level));
+  levels.push_back(every);
+  llvm::sort(levels);
+  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
+  return levels;
+}
+
+/// `auto` under the makespan objective, into `search` (judged at the
+/// problem's budget). Each memory level L (searchLevels) gets a placement
+/// R(L): the fastest within L of the frontier's points up to L, their
+/// streaming ladders, greedy's prefixes and the previous level's R, then
+/// improved by local moves within L. The answer is the fastest at the
+/// budget of every R(L) with L within it, every frontier point within it,
+/// their ladders and greedy's prefixes: a set that only grows with the
+/// budget, each member no slower with more memory.
+void searchForMakespan(const PlacementProblem &problem,
+                       MakespanSearch &search) {
+  int64_t budget = search.budget;
+  Frontier frontier = buildFrontier(problem);
+  std::vector<Placement> candidates;
+  for (const FrontierPoint &point : frontier.getPoints()) {
+    candidates.push_back(point.placement);
+    for (Placement &variant : streamingLadder(problem, point.placement))
+      candidates.push_back(std::move(variant));
+  }
+  // Every placement greedy can return, so `auto` is never behind it.
+  for (Placement &prefix : greedyPrefixes(problem, 256))
+    candidates.push_back(std::move(prefix));
+  Placement earliest = earliestFinishPlacement(problem);
+  for (Placement &variant : streamingLadder(problem, earliest))
+    candidates.push_back(std::move(variant));
+  candidates.push_back(earliest);
+  for (const Placement &candidate : candidates)
+    search.offer(candidate);
+
+  // Rationed: a few million item-steps of simulation in all, shared by the
+  // levels, and at least a few moves each for a large graph.
+  std::vector<int64_t> levels = searchLevels(problem, frontier);
+  int64_t size = problem.ops.size() + problem.values.size();
+  int64_t allowance = std::clamp<int64_t>(
+      int64_t(8000000) / std::max<int64_t>(size, 1), 64, 40000);
+  int64_t perLevel =
+      std::max<int64_t>(8, allowance / std::max<size_t>(1, levels.size()));
+  // Local search from several starts per level: the best candidate within
+  // the level, and the most different ones (everything on the CPU, the
+  // earliest-finish placement, the best of the previous level), since a
+  // move of one or two ops does not cross from one to another.
+  Placement leastGpu = problem.leastGpuPlacement();
+  Placement carried;
+  for (int64_t level : levels) {
+    if (level > budget)
+      break;
+    MakespanSearch local(problem, level);
+    for (const Placement &candidate : candidates)
+      local.offer(candidate);
+    if (!carried.empty())
+      local.offer(carried);
+    if (!local.found())
+      continue; // below what the pinned and GPU-only ops need
+    std::vector<Placement> starts = {local.best, leastGpu, earliest};
+    if (!carried.empty())
+      starts.push_back(carried);
+    for (const Placement &start : starts) {
+      MakespanSearch from(problem, level);
+      from.offer(start);
+      if (!from.found())
+        continue;
+      from.allow(perLevel / int64_t(starts.size()));
+      from.improveLocally();
+      from.perturbAndImprove(uint64_t(level) * 31 + (&start - starts.data()));
+      local.offer(from.best);
+      search.evaluations += from.evaluations;
+    }
+    search.evaluations += local.evaluations;
+    carried = local.best;
+    search.offer(carried);
+  }
+}
+
+llvm::Error makeError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+} // namespace
+
+llvm::Expected<PlacementResult>
+search::improveForMakespan(const PlacementProblem &problem,
+                           PlacementStrategy strategy, PlacementResult serial,
+                           const ExactSearchLimits &limits) {
+  PlacementResult result = std::move(serial);
+  bool searches = problem.hasGpu && (strategy == PlacementStrategy::Auto ||
+                                     strategy == PlacementStrategy::Exact);
+  if (!searches) {
+    result.makespanUs = predictMakespan(problem, result.placement).us;
+    result.makespanEvaluations = 1;
+    if (strategy == PlacementStrategy::Exact)
+      result.optimalMakespanUs = result.makespanUs; // the only placement
+    return result;
+  }
+  std::vector<int> freeOps;
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (!op.isFixed())
+      freeOps.push_back(index);
+  if (strategy == PlacementStrategy::Exact &&
+      int(freeOps.size()) > limits.maxMakespanFreeOps)
+    return makeError(llvm::formatv(
+        "strategy 'exact' with the makespan objective takes at most {0} ops "
+        "free to move; this graph has {1}: use strategy 'auto' (or the "
+        "serial objective)",
+        limits.maxMakespanFreeOps, freeOps.size()));
+
+  MakespanSearch search(problem, problem.gpuBudgetBytes);
+  searchForMakespan(problem, search);
+  // No frontier point fits (a repaired placement): the serial answer.
+  if (!search.found())
+    search.offer(result.placement);
+  if (strategy == PlacementStrategy::Exact) {
+    int64_t nodes = 0;
+    if (!branchAndBound(search, freeOps, limits.maxNodes, nodes))
+      return makeError(llvm::formatv(
+          "strategy 'exact' with the makespan objective gave up after {0} "
+          "search nodes without proving the optimum: the graph is too big "
+          "for it; use strategy 'auto'",
+          limits.maxNodes));
+    result.searchNodes += nodes;
+    result.optimalMakespanUs = search.bestUs;
+  } else if (int(freeOps.size()) <= kAutoBranchAndBoundOps) {
+    // Few enough ops to finish the branch and bound from the heuristic's
+    // answer: the optimum, which never gets slower with more memory.
+    MakespanSearch tree = search;
+    int64_t nodes = 0;
+    if (branchAndBound(tree, freeOps, int64_t(1) << 20, nodes)) {
+      search.best = tree.best;
+      search.bestUs = tree.bestUs;
+    }
+    result.searchNodes += nodes;
+  }
+  result.placement = search.best;
+  result.cost = problem.evaluate(result.placement);
+  result.makespanUs = search.bestUs;
+  result.makespanEvaluations = search.evaluations;
+  result.optimalUs.reset(); // the serial optimum is another placement's
+  return result;
+}

@@ -1,0 +1,279 @@
+//===- QueueProgram.cpp - waits, lifetimes and times of a schedule --------===//
+
+#include "tandem/Analysis/QueueProgram.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cassert>
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+
+/// The window CPU-arena queues keep: the CPU arena has no budget, but a
+/// buffer a copy reads can be reused only once an item of the CPU queue is
+/// known to start after the copy.
+constexpr int64_t kCpuArenaWindow = 8;
+
+constexpr int kCpu = int(QueueKind::CPU), kGpu = int(QueueKind::GPU);
+
+bool onArena(int queue, Arena arena) {
+  // The copy engines touch both arenas; each compute queue its own.
+  return arena == Arena::GPU ? queue != kCpu : queue != kGpu;
+}
+
+/// The window between two queues, or 0 if they share no arena (only data
+/// orders them): the GPU arena's queues use `gpuWindow`, the CPU arena's
+/// kCpuArenaWindow; the copy engines share both.
+int64_t windowBetween(int a, int b, int64_t gpuWindow) {
+  int64_t window = 0;
+  if (onArena(a, Arena::GPU) && onArena(b, Arena::GPU))
+    window = gpuWindow;
+  if (onArena(a, Arena::CPU) && onArena(b, Arena::CPU))
+    window = window ? std::min(window, kCpuArenaWindow) : kCpuArenaWindow;
+  return window;
+}
+
+/// For each of `subset` (increasing item indices), the items [first, last]
+/// of the subset it may overlap in time: every subset item before `first`
+/// completes before it starts, every one after `last` starts after it
+/// completes.
+std::vector<std::pair<int32_t, int32_t>>
+overlapWindows(llvm::ArrayRef<int32_t> subset,
+               const std::vector<QueueClocks::Stamp> &stamps) {
+  std::array<std::vector<int32_t>, kNumQueues> byQueue;
+  for (int32_t item : subset)
+    byQueue[stamps[item].queue].push_back(item);
+  std::vector<std::pair<int32_t, int32_t>> windows;
+  windows.reserve(subset.size());
+  for (int32_t item : subset) {
+    const QueueClocks::Stamp &stamp = stamps[item];
+    int32_t first = item, last = item;
+    for (const std::vector<int32_t> &queue : byQueue) {
+      // The first item of this queue that does not complete before `item`
+      // starts: its index is past the item's clock for the queue.
+      auto notDone = llvm::partition_point(queue, [&](int32_t other) {
+        return stamps[other].index <= stamp.clock[stamps[other].queue];
+      });
+      if (notDone != queue.end())
+        first = std::min(first, *notDone);
+      // The last one that does not start after `item` completes: clocks
+      // only grow along a queue.
+      auto after = llvm::partition_point(queue, [&](int32_t other) {
+        return stamps[other].clock[stamp.queue] < stamp.index;
+      });
+      if (after != queue.begin())
+        last = std::max(last, *std::prev(after));
+    }
+    windows.push_back({first, last});
+  }
+  return windows;
+}
+
+} // namespace
+
+llvm::ArrayRef<int64_t> tandem::getDefaultScheduleWindows() {
+  static const int64_t windows[] = {kUnboundedWindow, 64, 32, 16, 8, 6, 4,
+                                    3, 2, 1};
+  return windows;
+}
+
+void QueueProgram::chooseWaits(int64_t gpuWindow) {
+  concurrent = true;
+  std::array<std::vector<int32_t>, kNumQueues> issued;
+  std::vector<QueueClocks::Stamp> stamps(items.size());
+  QueueClocks clocks;
+  llvm::SmallVector<int32_t, 8> needed;
+  for (int32_t index = 0; index < int32_t(items.size()); ++index) {
+    QueueItem &item = items[index];
+    int queue = item.queue;
+    needed.clear();
+    for (int32_t input : item.inputs)
+      if (items[input].queue != queue)
+        needed.push_back(input);
+    for (int other = 0; other < kNumQueues; ++other) {
+      int64_t window =
+          other == queue ? 0 : windowBetween(queue, other, gpuWindow);
+      if (window == 0 || window == kUnboundedWindow || index < window)
+        continue;
+      // The last item of `other` at least `window` items before this one.
+      auto after = llvm::partition_point(issued[other], [&](int32_t k) {
+        return k <= index - window;
+      });
+      if (after != issued[other].begin())
+        needed.push_back(*std::prev(after));
+    }
+    // The latest first: waiting for it often implies the others.
+    llvm::sort(needed, std::greater<int32_t>());
+    item.waits.clear();
+    for (int32_t producer : needed) {
+      if (clocks.knows(queue, stamps[producer]))
+        continue;
+      clocks.wait(queue, stamps[producer]);
+      item.waits.push_back(producer);
+    }
+    stamps[index] = clocks.issue(queue);
+    issued[queue].push_back(index);
+  }
+}
+
+std::vector<QueueClocks::Stamp> QueueProgram::stampItems() const {
+  std::vector<QueueClocks::Stamp> stamps(items.size());
+  QueueClocks clocks;
+  for (auto [index, item] : llvm::enumerate(items)) {
+    // Unscheduled, every item is on one queue: block order.
+    int queue = concurrent ? item.queue : 0;
+    if (concurrent)
+      for (int32_t waited : item.waits)
+        clocks.wait(queue, stamps[waited]);
+    stamps[index] = clocks.issue(queue);
+  }
+  return stamps;
+}
+
+std::vector<BufferLifetime>
+QueueProgram::arenaLifetimes(Arena arena, std::vector<int> *indices) const {
+  // The items that touch the arena, and their overlap windows among them.
+  std::vector<char> touches(items.size(), 0);
+  for (const ArenaBuffer &buffer : buffers) {
+    if (buffer.arena != arena)
+      continue;
+    if (buffer.writer >= 0)
+      touches[buffer.writer] = 1;
+    for (int32_t reader : buffer.readers)
+      touches[reader] = 1;
+  }
+  std::vector<int32_t> subset;
+  for (int32_t index = 0; index < int32_t(items.size()); ++index)
+    if (touches[index])
+      subset.push_back(index);
+  std::vector<std::pair<int32_t, int32_t>> windows =
+      overlapWindows(subset, stampItems());
+  std::vector<int32_t> slot(items.size(), -1);
+  for (auto [position, item] : llvm::enumerate(subset))
+    slot[item] = position;
+
+  std::vector<BufferLifetime> lifetimes;
+  if (indices)
+    indices->clear();
+  for (auto [index, buffer] : llvm::enumerate(buffers)) {
+    if (buffer.arena != arena)
+      continue;
+    BufferLifetime lifetime;
+    lifetime.bytes = buffer.bytes;
+    if (buffer.writer < 0) {
+      lifetime.first = 0;
+      lifetime.last = getEndPoint();
+    } else {
+      auto [first, last] = windows[slot[buffer.writer]];
+      if (!buffer.isWorkspace)
+        for (int32_t reader : buffer.readers)
+          last = std::max(last, windows[slot[reader]].second);
+      lifetime.first = int64_t(first) + 1;
+      lifetime.last = buffer.heldToEnd ? getEndPoint() : int64_t(last) + 1;
+    }
+    lifetimes.push_back(lifetime);
+    if (indices)
+      indices->push_back(index);
+  }
+  return lifetimes;
+}
+
+int64_t QueueProgram::gpuArenaBytes() const {
+  return planMemory(arenaLifetimes(Arena::GPU)).arenaBytes;
+}
+
+SimulatedSchedule tandem::simulateQueueProgram(const QueueProgram &program) {
+  SimulatedSchedule times;
+  size_t count = program.items.size();
+  times.startUs.resize(count);
+  times.endUs.resize(count);
+  std::array<double, kNumQueues> queueFree{}, queueReady{};
+  for (size_t index = 0; index < count; ++index) {
+    const QueueItem &item = program.items[index];
+    int lane = program.concurrent ? item.queue : 0;
+    if (program.concurrent)
+      for (int32_t waited : item.waits) {
+        queueReady[lane] = std::max(queueReady[lane], times.endUs[waited]);
+        ++times.waits;
+      }
+    double start = std::max(queueFree[lane], queueReady[lane]);
+    double end = start + item.us;
+    queueFree[lane] = end;
+    times.startUs[index] = start;
+    times.endUs[index] = end;
+    times.busyUs[item.queue] += item.us;
+    times.serialUs += item.us;
+    times.makespanUs = std::max(times.makespanUs, end);
+  }
+  // Copy time hidden under compute: the part of each copy's interval that
+  // the union of the compute intervals covers.
+  std::vector<std::pair<double, double>> compute;
+  for (size_t index = 0; index < count; ++index) {
+    int queue = program.items[index].queue;
+    if (queue == kCpu || queue == kGpu)
+      compute.push_back({times.startUs[index], times.endUs[index]});
+  }
+  llvm::sort(compute);
+  std::vector<std::pair<double, double>> busy;
+  for (auto interval : compute) {
+    if (!busy.empty() && interval.first <= busy.back().second)
+      busy.back().second = std::max(busy.back().second, interval.second);
+    else
+      busy.push_back(interval);
+  }
+  for (size_t index = 0; index < count; ++index) {
+    int queue = program.items[index].queue;
+    if (queue == kCpu || queue == kGpu)
+      continue;
+    double start = times.startUs[index], end = times.endUs[index];
+    auto it = llvm::lower_bound(busy, std::make_pair(start, -1e300));
+    if (it != busy.begin())
+      --it;
+    for (; it != busy.end() && it->first < end; ++it)
+      times.hiddenCopyUs +=
+          std::max(0.0, std::min(it->second, end) - std::max(it->first, start));
+  }
+  return times;
+}
+
+WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
+                                          std::optional<int64_t> gpuBudgetBytes,
+                                          llvm::ArrayRef<int64_t> windows) {
+  // A wider window only drops waits (an item waits for an earlier item of
+  // the same queue), so it never lengthens the makespan: the widest window
+  // that fits is the fastest. It also keeps buffers live longer, so the
+  // arena grows with the window: the widest that fits is found by
+  // bisection, the widest tried first.
+  assert(!windows.empty() && llvm::is_sorted(windows, std::greater<int64_t>()) &&
+         "windows widest first");
+  std::vector<int64_t> arenas(windows.size(), -1);
+  auto fits = [&](size_t index) {
+    program.chooseWaits(windows[index]);
+    arenas[index] = program.gpuArenaBytes();
+    return !gpuBudgetBytes || arenas[index] <= *gpuBudgetBytes ||
+           windows[index] == 1;
+  };
+  size_t chosen = 0;
+  if (!fits(0)) {
+    // The first that fits in (0, size); size: none does, the narrowest is
+    // taken, keeping the least memory.
+    size_t low = 1, high = windows.size();
+    while (low < high) {
+      size_t middle = (low + high) / 2;
+      if (fits(middle))
+        high = middle;
+      else
+        low = middle + 1;
+    }
+    chosen = std::min(low, windows.size() - 1);
+  }
+  program.chooseWaits(windows[chosen]);
+  if (arenas[chosen] < 0)
+    arenas[chosen] = program.gpuArenaBytes();
+  return {windows[chosen], simulateQueueProgram(program).makespanUs,
+          arenas[chosen]};
+}
