@@ -1,29 +1,37 @@
 #!/usr/bin/env python3
 """The schedule benchmark (a program, not a test): what --tandem-schedule
 predicts, side by side with its own lower bound, with the serial program and
-with an accelerate-style baseline, in one run.
+with an accelerate-style baseline, and what the compiled program measures
+when the sim backend paces every op to its prediction, in one run.
 
 Table A  every model in test/Transforms/Inputs/models/ and
          examples/recommender.mlir on the h200 profile, at budgets from
          unlimited down to the tightest that still compiles: serial,
          makespan, lower bound, makespan/lower bound, serial/makespan,
-         hidden copy time, cross-queue waits.
+         hidden copy time, cross-queue waits; for the rows far from their
+         bound, the bound's own terms (makespan_bound_terms_us: chain, load).
 Table B  a generated GPT-style decoder stack whose weights do not fit the
          budget (1/2, 1/4 of its weights plus its activations): the makespan
          against the unlimited one, and against an accelerate-style baseline
          (every op on the GPU, weights that fit first in program order
          resident, every other weight copied synchronously from pageable
          memory right before its op, all serial) computed from the report's
-         own per-op numbers.
+         own per-op numbers; then, unless --no-measure, each budget's
+         executable (tandem-compile) run on the sim backend with
+         --sim-timing=profile: measured makespan against predicted, and the
+         measured --serial run against the concurrent one.
 
-Every figure is the compiler's prediction (the placement report written by
---tandem-placement-pipeline report=FILE); nothing is run on a GPU. Checks
-that must hold (lower bound <= makespan, makespan <= serial, the schedule's
-intervals against the report's totals, the arena under the budget) are
-printed where they fail, never hidden.
+The predicted figures are the compiler's (the placement report written by
+--tandem-placement-pipeline report=FILE); the measured ones come from the
+executable's --profile-json on the sim backend (a CPU stand-in, each op held
+to its predicted time x --sim-time-scale): nothing runs on a GPU. Checks
+that must hold (lower bound <= makespan, makespan <= serial, the bound
+against its terms, the schedule's intervals against the report's totals,
+the arena under the budget, the executable's prediction against the report)
+are printed where they fail, never hidden.
 
 Usage: python3 bench/schedule/bench.py [--build DIR] [--quick]
-       [--workdir DIR] [--strict]
+       [--workdir DIR] [--strict] [--no-measure]
 Exit status: 0 when every tool run succeeded (2 when a tool failed; with
 --strict, 1 when a check failed).
 """
@@ -56,6 +64,15 @@ PINNED_H2D = (10.0, 0.80 * 64e9)     # (latency us, bytes/s)
 PAGEABLE_H2D = (15.0, 0.40 * 64e9)
 PAGEABLE_D2H = (15.0, 0.40 * 64e9)
 
+# The measured runs of Table B: the first --sim-time-scale tried, the share
+# of paced op runs allowed to overrun their slot before the scale is doubled
+# (once), and the runs per executable.
+SIM_SCALE = 2000
+OVERRUN_LIMIT = 0.02
+MEASURE_REPEAT = 2      # the concurrent run
+SERIAL_REPEAT = 1       # the --serial run
+MEASURED_TARGET = (0.9, 1.1)   # measured makespan / predicted
+
 MIB = 1 << 20
 GIB = 1 << 30
 
@@ -75,28 +92,34 @@ def die(message):
 # --------------------------------------------------------------------------
 
 class Compiler:
-    def __init__(self, build, workdir):
+    def __init__(self, build, workdir, measure):
         self.opt = os.path.join(build, "bin", "tandem-opt")
-        if not os.access(self.opt, os.X_OK):
-            die(f"no tandem-opt at {self.opt} (build the project, or pass "
-                f"--build DIR)")
+        self.compile = os.path.join(build, "bin", "tandem-compile")
+        for tool in [self.opt] + ([self.compile] if measure else []):
+            if not os.access(tool, os.X_OK):
+                die(f"no {os.path.basename(tool)} at {tool} (build the "
+                    f"project, or pass --build DIR"
+                    + (", or --no-measure" if tool == self.compile else "")
+                    + ")")
         self.workdir = workdir
-        self.runs = 0
-        self.seconds = 0.0
+        # Runs and seconds per tool: tandem-opt, tandem-compile, and the
+        # compiled executables.
+        self.runs = {"tandem-opt": 0, "tandem-compile": 0, "executable": 0}
+        self.seconds = dict.fromkeys(self.runs, 0.0)
 
-    def _run(self, argv, report):
-        if os.path.exists(report):
-            os.remove(report)
+    def _run(self, argv, output, kind="tandem-opt", timeout=300, cwd=ROOT):
+        if os.path.exists(output):
+            os.remove(output)
         start = time.perf_counter()
         try:
             done = subprocess.run(argv, capture_output=True, text=True,
-                                  timeout=300, cwd=ROOT)
+                                  timeout=timeout, cwd=cwd)
         except subprocess.TimeoutExpired:
-            raise ToolFailure(f"timed out after 300 s: {' '.join(argv)}")
+            raise ToolFailure(f"timed out after {timeout} s: {' '.join(argv)}")
         except OSError as error:
             raise ToolFailure(f"cannot run {argv[0]}: {error}")
-        self.seconds += time.perf_counter() - start
-        self.runs += 1
+        self.seconds[kind] += time.perf_counter() - start
+        self.runs[kind] += 1
         return done
 
     def _fail(self, argv, done):
@@ -122,20 +145,22 @@ class Compiler:
         except (OSError, ValueError) as error:
             raise ToolFailure(f"tandem-opt succeeded but its report {report} "
                               f"cannot be read ({error}):\n  {' '.join(argv)}")
-        for key in ("predicted_us", "makespan_lower_bound_us", "schedule",
-                    "ops", "values"):
+        for key in ("predicted_us", "makespan_lower_bound_us",
+                    "makespan_bound_terms_us", "schedule", "ops", "values"):
             if key not in data:
                 raise ToolFailure(f"the report {report} has no '{key}' (is "
                                   f"--tandem-schedule in the pipeline?)")
         return data
 
-    def place(self, model, budget=None, tag="r"):
+    def place(self, model, budget=None, tag="r", strategy=None):
         """The placement pipeline's report, or None if `budget` is refused
         as too small. Any other failure raises ToolFailure."""
         report = os.path.join(self.workdir, f"{tag}.json")
         options = [f"device-profile={PROFILE}", f"report={report}"]
         if budget is not None:
             options.append(f"gpu-memory={int(budget)}")
+        if strategy is not None:
+            options.append(f"strategy={strategy}")
         argv = [self.opt, model,
                 f"--tandem-placement-pipeline={' '.join(options)}",
                 "-o", os.devnull]
@@ -146,12 +171,39 @@ class Compiler:
             raise self._fail(argv, done)
         return self._load(argv, report)
 
-    def place_with_window(self, model, budget, window, tag="w"):
-        """What-if: the placement at `budget`, scheduled with a fixed window
+    def program_order_peak(self, model, tag):
+        """The peak GPU bytes, in program order (--tandem-place's own report,
+        before any schedule lengthens lives), of everything on the GPU: the
+        weights plus the activations one op at a time needs."""
+        report = os.path.join(self.workdir, f"{tag}.json")
+        argv = [self.opt, model,
+                f"--tandem-place=device-profile={PROFILE} strategy=all-gpu "
+                f"report={report}", "-o", os.devnull]
+        done = self._run(argv, report)
+        if done.returncode != 0:
+            raise self._fail(argv, done)
+        with open(report) as f:
+            return int(json.load(f)["peak_gpu_bytes"])
+
+    def placed(self, model, budget, tag):
+        """The IR after --tandem-place alone at `budget` (a file), for the
+        what-ifs to schedule again without placing again."""
+        out = os.path.join(self.workdir, f"{tag}.mlir")
+        argv = [self.opt, model,
+                f"--tandem-place=device-profile={PROFILE} "
+                f"gpu-memory={int(budget)}", "-o", out]
+        done = self._run(argv, out)
+        if done.returncode != 0:
+            raise self._fail(argv, done)
+        return out
+
+    def place_with_window(self, placed, budget, window, tag="w"):
+        """What-if: the placement in `placed` (from placed(): --tandem-place
+        keeps it, strategy 'given'), scheduled with a fixed window
         (--tandem-schedule window=N) and without --tandem-plan-memory, so the
         arena the window would need is reported even over the budget."""
         report = os.path.join(self.workdir, f"{tag}.json")
-        argv = [self.opt, model,
+        argv = [self.opt, placed,
                 f"--tandem-place=device-profile={PROFILE} "
                 f"gpu-memory={int(budget)} report={report}",
                 "--tandem-insert-transfers",
@@ -162,6 +214,55 @@ class Compiler:
         if done.returncode != 0:
             raise self._fail(argv, done)
         return self._load(argv, report)
+
+    def build_executable(self, model, budget, tag):
+        """tandem-compile's executable of `model` at `budget` (None: the
+        profile's GPU memory). A refused budget is a failure here: the
+        pipeline accepted it."""
+        exe = os.path.join(self.workdir, tag)
+        argv = [self.compile, model, "-o", exe, f"--device-profile={PROFILE}"]
+        if budget is not None:
+            argv.append(f"--gpu-memory={int(budget)}")
+        done = self._run(argv, exe, "tandem-compile")
+        if done.returncode != 0 or not os.access(exe, os.X_OK):
+            if done.returncode == 0:
+                raise ToolFailure(f"tandem-compile succeeded but wrote no "
+                                  f"executable {exe}:\n  {' '.join(argv)}")
+            raise self._fail(argv, done)
+        return exe
+
+    def run_paced(self, exe, scale, repeat, serial):
+        """The executable's --profile-json after `repeat` runs on the sim
+        backend, every op paced to its predicted time x `scale`; the queues
+        concurrent, or one op at a time with `serial`."""
+        profile = exe + ("-serial" if serial else "") + "-profile.json"
+        argv = [exe, "--random-weights", "1", "--random-inputs", "1",
+                "--device-backend", "sim", "--sim-timing=profile",
+                f"--sim-time-scale={scale:g}", "--repeat", str(repeat),
+                "--profile-json", profile] + (["--serial"] if serial else [])
+        done = self._run(argv, profile, "executable", timeout=600,
+                         cwd=self.workdir)
+        if done.returncode != 0:
+            raise self._fail(argv, done)
+        try:
+            with open(profile) as f:
+                data = json.load(f)
+            sched = data["schedule"]
+            timing = sched["sim_timing"]
+            missing = [k for k in ("concurrent", "makespan_us", "predicted_us")
+                       if k not in sched]
+            missing += [f"sim_timing.{k}" for k in ("paced_runs", "overruns")
+                        if k not in timing]
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ToolFailure(f"{os.path.basename(exe)} succeeded but its "
+                              f"profile {profile} cannot be read or has no "
+                              f"schedule.sim_timing ({error!r}):\n"
+                              f"  {' '.join(argv)}")
+        if missing or not sched["predicted_us"]:
+            raise ToolFailure(f"the profile {profile} has no "
+                              f"{', '.join(missing) or 'predicted time'}:\n"
+                              f"  {' '.join(argv)}")
+        return data
 
 
 # --------------------------------------------------------------------------
@@ -216,6 +317,16 @@ def check_report(report, budget):
     eps = 1e-6 * max(1.0, serial)
     if lb > makespan + eps:
         bad.append(f"lower bound {lb:.1f} > makespan {makespan:.1f}")
+    terms = report["makespan_bound_terms_us"]
+    if abs(max(terms["chain"], terms["load"]) - lb) > eps:
+        bad.append(f"lower bound {lb:.3f} != max(chain {terms['chain']:.3f}, "
+                   f"load {terms['load']:.3f})")
+    if "lower_bound_us" in report and abs(report["lower_bound_us"] - lb) > eps:
+        bad.append(f"lower_bound_us {report['lower_bound_us']:.3f} != "
+                   f"makespan_lower_bound_us {lb:.3f} after scheduling")
+    slb = report.get("serial_lower_bound_us")
+    if slb is not None and slb > serial + eps:
+        bad.append(f"serial lower bound {slb:.1f} > serial {serial:.1f}")
     if makespan > serial + eps:
         waits = report.get("schedule_waits") or 0
         per = (f"; {waits} cross-queue waits, "
@@ -258,76 +369,6 @@ def check_report(report, budget):
     if budget is not None and arena > budget:
         bad.append(f"GPU arena {arena} B over the budget {budget} B")
     return bad
-
-
-def lb_terms(report):
-    """The terms of the schedule lower bound, recomputed from the report's
-    ops and values (each op at its faster device, copies free): the longest
-    dependency path, half the total work, and the work only one device may
-    do. Budgets and pins are ignored for unpinned ops, so these are at most
-    what the compiler computed (which also knows which ops fit the GPU)."""
-    ops = op_by_id(report)
-    fastest = {}
-    cpu_only = gpu_only = 0.0
-    for op in report["ops"]:
-        c, g = op["cpu_us"], op["gpu_us"]
-        if op.get("pinned"):
-            t = c if op["device"] == "cpu" else g
-            if op["device"] == "cpu":
-                cpu_only += t or 0
-            else:
-                gpu_only += t or 0
-        elif c is None:
-            t = g
-            gpu_only += g or 0
-        elif g is None:
-            t = c
-            cpu_only += c or 0
-        else:
-            t = min(c, g)
-        fastest[op["id"]] = t or 0.0
-    inputs = {i: [] for i in ops}
-    for v in report["values"]:
-        for c in list(v["consumers"]) + list(v["host_operand_of"]):
-            if c >= 0:
-                inputs[c].append(v["producer"])
-    end = {}
-    for i in sorted(ops):
-        start = max([end.get(p, 0.0) for p in inputs[i] if p >= 0] or [0.0])
-        end[i] = start + fastest[i]
-    path = max(end.values() or [0.0])
-    return path, sum(fastest.values()) / 2, cpu_only, gpu_only
-
-
-def split_bound(report):
-    """A bound on max(CPU busy, GPU busy) that prices each device at its own
-    speed (the lower bound's half-work term prices both at the faster one):
-    the best fractional split of the ops between the two devices, pins and
-    one-device ops fixed, copies free. Computed here, not by the compiler."""
-    cpu = gpu = 0.0
-    free = []
-    for op in report["ops"]:
-        c, g = op["cpu_us"], op["gpu_us"]
-        if op.get("pinned") or c is None or g is None:
-            if op["device"] == "cpu" or g is None:
-                cpu += c or 0.0
-            else:
-                gpu += g or 0.0
-        elif c > 0 or g > 0:
-            free.append((c, g))
-    gpu += sum(g for _, g in free)
-    # Move ops to the CPU in order of c/g, cheapest first, until the CPU is
-    # as busy as the GPU (the last one fractionally).
-    for c, g in sorted(free, key=lambda cg: cg[0] / cg[1] if cg[1] else 1e30):
-        if cpu >= gpu:
-            break
-        if cpu + c <= gpu - g:
-            cpu, gpu = cpu + c, gpu - g
-        else:
-            f = (gpu - cpu) / (c + g)  # the fraction that balances them
-            cpu, gpu = cpu + f * c, gpu - f * g
-            break
-    return max(cpu, gpu)
 
 
 def overlap(a0, a1, intervals):
@@ -427,7 +468,7 @@ def table_a(compiler, quick):
     fractions = [0.5, 0.25] if quick else [0.5, 0.25, 0.125]
     print("=" * 78)
     print(f"Table A: makespan against serial and the lower bound "
-          f"({PROFILE} profile, strategy auto)")
+          f"({PROFILE} profile, strategy auto, default objective)")
     print("=" * 78)
     print("budget: unlimited (the profile's GPU memory), fractions of the "
           "unlimited placement's peak_gpu_bytes, and the tightest gpu-memory "
@@ -506,7 +547,9 @@ def table_a(compiler, quick):
                 rec["bad"].append(f"makespan {rec['mk']:.1f} below the "
                                   f"unlimited lower bound {unl_lb:.1f}")
     table(header, rows)
-    print()
+    objectives = sorted({str(r["report"].get("objective")) for r in records})
+    print(f"\nplacement objective (the reports' 'objective'): "
+          f"{', '.join(objectives)}")
     tight = [r for r in records if r["label"] == "tightest"]
     if tight and all(r["budget"] == 0 for r in tight):
         notes.append("the tightest budget is 0 B for every model: with no op "
@@ -518,8 +561,9 @@ def table_a(compiler, quick):
             notes.append(f"{r['model']} at {r['label']} "
                          f"({fmt_bytes(r['budget'])}) predicts a shorter "
                          f"makespan ({r['mk']:.1f} us) than unlimited "
-                         f"({unl_mk[r['model']]:.1f} us): placement minimizes "
-                         f"the serial sum, not the makespan")
+                         f"({unl_mk[r['model']]:.1f} us), though its "
+                         f"placement fits the unlimited memory too: the "
+                         f"unlimited search missed it")
     for n in notes:
         print(f"note: {n}")
 
@@ -555,24 +599,24 @@ def table_a(compiler, quick):
     high = [r for _, r in sorted(ratios, key=lambda x: -x[0])
             if r["mk"] / r["lb"] > 1.10]
     if high:
-        print("\nrows with makespan/lower bound > 1.10, and what the bound "
-              "is made of (recomputed from the report: each op at its "
-              "faster device, copies free); 'split' = the bench's own bound "
-              "max(CPU busy, GPU busy) with each device at its own speed, "
-              "max'd with the path:")
+        print("\nrows with makespan/lower bound > 1.10, and the bound's terms "
+              "as the report gives them (makespan_bound_terms_us; LB = "
+              "max(chain, load)): chain = the longest path from the inputs to "
+              "the results, each op on the device that finishes it first, "
+              "copies paid where the path changes device; load = the LP "
+              "relaxation of CPU/GPU/H2D busy time with weight residency "
+              "under the budget; then each queue's busy time in this "
+              "schedule:")
         for r in high[:12]:
             rep = r["report"]
-            path, half, cpu_only, gpu_only = lb_terms(rep)
+            terms = rep["makespan_bound_terms_us"]
             busy = rep["predicted_us"]["queue_busy"]
-            split = max(path, split_bound(rep))
             print(f"  {r['model']:<20} {r['label']:<11} mk/LB "
-                  f"{r['mk'] / r['lb']:.2f}: LB {r['lb']:.0f} = max(path "
-                  f"{path:.0f}, half-work {half:.0f}, cpu-only "
-                  f"{cpu_only:.0f}, gpu-only {gpu_only:.0f}); split "
-                  f"{split:.0f} (mk/split {r['mk'] / split:.2f}); busy cpu "
-                  f"{busy['cpu']:.0f} gpu {busy['gpu']:.0f} h2d "
-                  f"{busy['h2d']:.0f} d2h {busy['d2h']:.0f}; "
-                  f"weights streamed: {len(streamed_weights(rep))}")
+                  f"{r['mk'] / r['lb']:.2f}: LB {r['lb']:.0f} = max(chain "
+                  f"{terms['chain']:.0f}, load {terms['load']:.0f}); busy "
+                  f"cpu {busy['cpu']:.0f} gpu {busy['gpu']:.0f} h2d "
+                  f"{busy['h2d']:.0f} d2h {busy['d2h']:.0f}; weights "
+                  f"streamed: {len(streamed_weights(rep))}")
         if len(high) > 12:
             print(f"  ... and {len(high) - 12} more")
     return records
@@ -740,7 +784,7 @@ def accelerate_baseline(report, resident_capacity):
     return total, len(streamed), sum(v["bytes"] for v in streamed), no_gpu
 
 
-def table_b(compiler, quick):
+def table_b(compiler, quick, measure):
     layers, d, seq = 8, 384, 512
     print()
     print("=" * 78)
@@ -748,19 +792,23 @@ def table_b(compiler, quick):
           f"({PROFILE} profile)")
     print("=" * 78)
     # The smallest batch at which every layer's GPU compute takes at least
-    # as long as copying its weights on the pinned link.
+    # as long as copying its weights on the pinned link. The per-op and
+    # per-value times do not depend on the placement, so the probe places
+    # with the quick greedy strategy; the chosen batch is placed again with
+    # the default one (auto).
     chosen = None
     tried = []
     for batch in [1, 2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32]:
         path = os.path.join(compiler.workdir, f"decoder-b{batch}.mlir")
         with open(path, "w") as f:
             f.write(decoder_mlir(layers, d, batch, seq))
-        rep = compiler.place(path, None, f"b-probe{batch}")
+        rep = compiler.place(path, None, f"b-probe{batch}", "greedy")
         check_pinned_link(rep)
         compute, copy, wbytes = per_layer(rep, layers)
         ratio = min(c / p for c, p in zip(compute, copy))
         tried.append((batch, ratio))
         if ratio >= 1.0:
+            rep = compiler.place(path, None, "b-unlimited")
             chosen = (batch, path, rep, compute, copy, wbytes)
             break
     probe = ", ".join(f"batch {b}: {r:.2f}" for b, r in tried)
@@ -769,10 +817,12 @@ def table_b(compiler, quick):
     if chosen is None:
         print("no batch up to 32 makes a layer's compute cover its weight "
               "copy; Table B skipped")
-        return None
+        return None, []
     batch, path, unl, compute, copy, wbytes = chosen
     total_w = sum(v["bytes"] for v in unl["values"] if v["weight"])
-    peak = unl["peak_gpu_bytes"]
+    # The activations one op at a time needs (program order): a prefetching
+    # schedule keeps more alive, which is what the budget is to bound.
+    peak = compiler.program_order_peak(path, "b-all-gpu")
     act = peak - total_w
     print(f"model: {layers} layers, d={d}, batch {batch} x seq {seq} = "
           f"{batch * seq} tokens, f32; {fmt_bytes(wbytes[0])} of weights per "
@@ -781,8 +831,8 @@ def table_b(compiler, quick):
           f"pinned H2D {copy[0]:.0f} us ({PINNED_H2D[0]:g} us + "
           f"{PINNED_H2D[1] / 1e9:.1f} GB/s per tensor); pageable "
           f"{PAGEABLE_H2D[0]:g} us + {PAGEABLE_H2D[1] / 1e9:.1f} GB/s")
-    print(f"unlimited placement: peak {fmt_bytes(peak)} = weights "
-          f"{fmt_bytes(total_w)} + activations {fmt_bytes(act)}")
+    print(f"everything on the GPU, one op at a time: peak {fmt_bytes(peak)} "
+          f"= weights {fmt_bytes(total_w)} + activations {fmt_bytes(act)}")
     print(f"budgets: 1/2 and 1/4 of the weights + {fmt_bytes(act)} of "
           f"activations\n")
     print("baseline (accelerate-style, from the report's per-op numbers): "
@@ -863,7 +913,9 @@ def table_b(compiler, quick):
               f"{pred(rep, 'hidden_copy'):.0f} us; {ahead} of {n_h2d} H2D "
               f"copies start while the GPU is still computing; window "
               f"{rep.get('schedule_window') or 'unbounded'}; lower bound "
-              f"{rep['makespan_lower_bound_us']:.0f} us")
+              f"{rep['makespan_lower_bound_us']:.0f} us (chain "
+              f"{rep['makespan_bound_terms_us']['chain']:.0f}, load "
+              f"{rep['makespan_bound_terms_us']['load']:.0f})")
         if cpu:
             cpu_layers = sorted({layer_of(op["loc"]) for op in cpu
                                  if layer_of(op["loc"]) is not None})
@@ -880,8 +932,9 @@ def table_b(compiler, quick):
             # What a wider window would have needed: the same placement,
             # scheduled with a fixed window, without the memory plan.
             whatif = []
+            placed = compiler.placed(path, budget, f"b-{frac}-placed")
             for w in ([2, 8] if quick else [2, 4, 8]):
-                r = compiler.place_with_window(path, budget, w,
+                r = compiler.place_with_window(placed, budget, w,
                                                f"b-{frac}-w{w}")
                 fits = "fits" if r["gpu_arena_bytes"] <= budget else "over"
                 whatif.append(f"window {w}: makespan "
@@ -889,23 +942,125 @@ def table_b(compiler, quick):
                               f"{fmt_bytes(r['gpu_arena_bytes'])} ({fits})")
             print(f"    what-if (same placement, fixed window, arena vs "
                   f"budget {fmt_bytes(budget)}): " + "; ".join(whatif))
-    return results
+    measured_bad = []
+    if measure:
+        measured_bad = measure_decoder(compiler, path, findings, quick)
+    return results, measured_bad
+
+
+def overrun_share(profile):
+    timing = profile["schedule"]["sim_timing"]
+    return timing["overruns"], timing["paced_runs"]
+
+
+def measure_decoder(compiler, path, findings, quick):
+    """Each budget's executable (tandem-compile at that budget), run on the
+    sim backend with every op paced to its predicted time x S: the measured
+    makespan against the predicted one, and the --serial run against the
+    concurrent one. S starts at SIM_SCALE; when more than OVERRUN_LIMIT of
+    the paced op runs overran their slot it is doubled (once in all) and the
+    run repeated; later rows keep it. Returns the failed checks."""
+    rows = [f for f in findings if not quick or f[1] == 0.25]
+    lo, hi = MEASURED_TARGET
+    print(f"\nmeasured: each budget's executable (tandem-compile "
+          f"--device-profile={PROFILE} --gpu-memory=budget) on the sim backend "
+          f"with --sim-timing=profile: every op held to its predicted time x "
+          f"S, the queues concurrent on threads (--repeat {MEASURE_REPEAT}), "
+          f"then the same executable with --serial (--repeat "
+          f"{SERIAL_REPEAT}). Times are per run, divided by S. S starts at "
+          f"{SIM_SCALE:g} and is doubled once if more than "
+          f"{OVERRUN_LIMIT:.0%} of the paced op runs overrun their slot (the "
+          f"CPU stand-in slower than the prediction x S)."
+          + (" --quick: the 1/4 row only." if quick else "") + "\n")
+    scale, doubled = SIM_SCALE, False
+    header = ["budget", "S", "overruns", "measured us", "predicted us",
+              "meas/pred", f"({lo:g}..{hi:g})", "serial us", "serial m/p",
+              "overruns", "gain measured", "gain predicted", "checks"]
+    table_rows, bad_all, notes = [], [], []
+    for label, frac, budget, rep, *_ in rows:
+        tag = "b-exe-unlimited" if frac is None else f"b-exe-{frac:g}"
+        exe = compiler.build_executable(path, budget, tag)
+        while True:
+            conc = compiler.run_paced(exe, scale, MEASURE_REPEAT, False)
+            over, paced = overrun_share(conc)
+            if paced and over / paced > OVERRUN_LIMIT and not doubled:
+                notes.append(f"{label}: {over} of {paced} paced op runs "
+                             f"overran at S={scale:g} "
+                             f"({over / paced:.1%} > {OVERRUN_LIMIT:.0%}): S "
+                             f"doubled to {2 * scale:g} and rerun")
+                scale, doubled = 2 * scale, True
+                continue
+            break
+        ser = compiler.run_paced(exe, scale, SERIAL_REPEAT, True)
+        c, sr = conc["schedule"], ser["schedule"]
+        mk, serial = pred(rep, "makespan"), pred(rep, "serial")
+        bad = []
+        # The executable must carry the prediction the table shows, and the
+        # two runs must be what was asked for.
+        for what, got, want in [("makespan", c["predicted_us"] / scale, mk),
+                                ("serial", sr["predicted_us"] / scale,
+                                 serial)]:
+            if abs(got - want) > 1e-5 * max(1.0, want):
+                bad.append(f"the executable predicts a {what} of {got:.1f} "
+                           f"us per run, the report {want:.1f} us")
+        if not c["concurrent"]:
+            bad.append("the concurrent run reports concurrent = false")
+        if sr["concurrent"]:
+            bad.append("the --serial run reports concurrent = true")
+        ratio = c["makespan_us"] / c["predicted_us"]
+        s_over, s_paced = overrun_share(ser)
+        if paced and over / paced > OVERRUN_LIMIT:
+            notes.append(f"{label}: still {over} of {paced} paced op runs "
+                         f"overran at S={scale:g} ({over / paced:.1%}, "
+                         f"after the one doubling): each overrun lengthens "
+                         f"the measured makespan beyond the prediction")
+        table_rows.append([
+            label if budget is None else f"{label} {fmt_bytes(budget)}",
+            f"{scale:g}",
+            f"{over}/{paced}",
+            fmt_us(c["makespan_us"] / scale), fmt_us(c["predicted_us"] / scale),
+            f"{ratio:.3f}", "met" if lo <= ratio <= hi else "MISSED",
+            fmt_us(sr["makespan_us"] / scale),
+            f"{sr['makespan_us'] / sr['predicted_us']:.3f}",
+            f"{s_over}/{s_paced}",
+            f"{sr['makespan_us'] / c['makespan_us']:.2f}x",
+            f"{serial / mk:.2f}x",
+            "ok" if not bad else f"FAIL({len(bad)})"])
+        bad_all += [f"{label} (measured): {b}" for b in bad]
+    table(header, table_rows)
+    print("\noverruns = paced op runs slower than their slot / all paced "
+          "op runs (the concurrent run, then the serial run); measured us, "
+          "predicted us = the profile's schedule.makespan_us and "
+          "predicted_us (per run) divided by S; serial us, serial m/p = the "
+          "--serial run and its measured / predicted; gain measured = serial "
+          "run / concurrent run; gain predicted = the report's serial / "
+          "makespan.")
+    for n in notes:
+        print(f"note: {n}")
+    for b in bad_all:
+        print(f"CHECK FAILED: {b}")
+    return bad_all
 
 
 def main():
     parser = argparse.ArgumentParser(
         description="Schedule benchmark: makespan vs serial, lower bound and "
-                    "an accelerate-style baseline, from placement reports.")
+                    "an accelerate-style baseline, from placement reports; "
+                    "measured makespan vs predicted on the sim backend.")
     parser.add_argument("--build", default="/work/main/build",
-                        help="build directory with bin/tandem-opt "
-                             "(default: %(default)s)")
+                        help="build directory with bin/tandem-opt and "
+                             "bin/tandem-compile (default: %(default)s)")
     parser.add_argument("--quick", action="store_true",
-                        help="fewer models and budgets")
+                        help="fewer models, budgets and measured runs")
     parser.add_argument("--workdir",
-                        help="keep the generated models and reports here "
-                             "(default: a temporary directory, removed)")
+                        help="keep the generated models, reports, "
+                             "executables and profiles here (default: a "
+                             "temporary directory, removed)")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 if a check failed")
+    parser.add_argument("--no-measure", action="store_true",
+                        help="skip Table B's measured runs (tandem-compile "
+                             "and the paced sim runs)")
     args = parser.parse_args()
 
     if args.workdir:
@@ -913,19 +1068,23 @@ def main():
         workdir, cleanup = os.path.abspath(args.workdir), False
     else:
         workdir, cleanup = tempfile.mkdtemp(prefix="tandem-bench-schedule-"), True
-    compiler = Compiler(os.path.abspath(args.build), workdir)
     start = time.perf_counter()
     try:
+        compiler = Compiler(os.path.abspath(args.build), workdir,
+                            not args.no_measure)
         records = table_a(compiler, args.quick)
-        results = table_b(compiler, args.quick)
+        results, measured_bad = table_b(compiler, args.quick,
+                                        not args.no_measure)
     except ToolFailure as failure:
         die(str(failure))
     finally:
         if cleanup:
             shutil.rmtree(workdir, ignore_errors=True)
-    print(f"\n{compiler.runs} tandem-opt runs, {compiler.seconds:.1f} s in "
-          f"the tool, {time.perf_counter() - start:.1f} s in all")
-    failed = any(r["bad"] for r in records) or any(
+    spent = ", ".join(f"{compiler.runs[k]} {k} runs "
+                      f"({compiler.seconds[k]:.1f} s)"
+                      for k in compiler.runs if compiler.runs[k])
+    print(f"\n{spent}; {time.perf_counter() - start:.1f} s in all")
+    failed = measured_bad or any(r["bad"] for r in records) or any(
         rep is not None and check_report(rep, budget)
         for _, _, budget, rep in (results or []))
     if failed:

@@ -48,13 +48,14 @@ using namespace mlir::tandem::search;
 namespace {
 
 MakespanPrediction predictWithin(const PlacementProblem &problem,
-                                 const Placement &placement, int64_t budget) {
+                                 const Placement &placement, int64_t budget,
+                                 int64_t hintWindow = 0) {
   QueueProgram program = buildQueueProgram(problem, placement);
   std::optional<int64_t> limit;
   if (problem.hasGpu)
     limit = budget;
-  WindowChoice choice =
-      chooseScheduleWindow(program, limit, getDefaultScheduleWindows());
+  WindowChoice choice = chooseScheduleWindow(
+      program, limit, getDefaultScheduleWindows(), hintWindow);
   return {choice.makespanUs, choice.window, choice.gpuArenaBytes};
 }
 
@@ -70,6 +71,10 @@ namespace {
 /// `auto` finishes with the branch and bound of `exact` where at most this
 /// many ops are free to move (at most 2^k leaves, most pruned).
 constexpr int kAutoBranchAndBoundOps = 12;
+
+/// How many candidates (the fastest with no window that fit) each memory
+/// level's local search starts from.
+constexpr size_t kLevelCandidates = 12;
 
 /// Improvements below this share of the makespan are noise, not progress.
 constexpr double kRelativeEpsilon = 1e-9;
@@ -103,7 +108,9 @@ public:
       return false;
     spend(3);
     ++evaluations;
-    double us = predictWithin(problem, placement, budget).us;
+    MakespanPrediction predicted =
+        predictWithin(problem, placement, budget, bestWindow);
+    double us = predicted.us;
     if (found() && (us > tieThreshold() ||
                     (us >= threshold() &&
                      cost.totalUs() >= bestSerialUs * (1 - kRelativeEpsilon))))
@@ -111,7 +118,68 @@ public:
     best = placement;
     bestUs = us;
     bestSerialUs = cost.totalUs();
+    bestWindow = predicted.window;
     return true;
+  }
+
+  /// A placement priced once for many searches: what offer() works out
+  /// before it simulates the windows.
+  struct Priced {
+    Placement placement;
+    double unwindowedUs = 0, serialUs = 0;
+    int64_t memory = 0; // the larger of its peak and its laid-out arena
+  };
+  static Priced price(const PlacementProblem &problem,
+                      const Placement &placement) {
+    Priced priced;
+    priced.placement = placement;
+    QueueProgram program = buildQueueProgram(problem, placement);
+    program.chooseWaits(kUnboundedWindow);
+    priced.unwindowedUs = simulateQueueProgram(program).makespanUs;
+    PlacementCost cost = problem.evaluate(placement);
+    priced.serialUs = cost.totalUs();
+    priced.memory = problem.hasGpu ? std::max(cost.peakGpuBytes,
+                                              problem.arenaBytes(placement))
+                                   : 0;
+    return priced;
+  }
+
+  /// offer() for a placement priced already: only its windows are left.
+  bool offer(const Priced &priced) {
+    if (found() && priced.unwindowedUs > tieThreshold())
+      return false;
+    if (priced.memory > budget)
+      return false;
+    spend(3);
+    ++evaluations;
+    MakespanPrediction predicted =
+        predictWithin(problem, priced.placement, budget, bestWindow);
+    double us = predicted.us;
+    if (found() && (us > tieThreshold() ||
+                    (us >= threshold() &&
+                     priced.serialUs >= bestSerialUs * (1 - kRelativeEpsilon))))
+      return false;
+    best = priced.placement;
+    bestUs = us;
+    bestSerialUs = priced.serialUs;
+    bestWindow = predicted.window;
+    return true;
+  }
+
+  /// Offers `candidates` (sorted by their unwindowed makespan) until the
+  /// rest cannot beat the best, or until `limit` of them fit.
+  void offerAll(const std::vector<Priced> &candidates,
+                size_t limit = SIZE_MAX) {
+    size_t fitting = 0;
+    for (const Priced &candidate : candidates) {
+      if (found() && candidate.unwindowedUs > tieThreshold())
+        break;
+      if (candidate.memory > budget)
+        continue;
+      if (fitting++ == limit)
+        break;
+      offer(candidate);
+    }
   }
 
   bool found() const { return !best.empty(); }
@@ -131,6 +199,7 @@ public:
   const int64_t budget;
   Placement best;
   double bestUs = 0, bestSerialUs = 0;
+  int64_t bestWindow = 0; // its schedule's window: the next one's hint
   int64_t evaluations = 0;
 
 private:
@@ -491,29 +560,47 @@ std::vector<int64_t> searchLevels(const PlacementProblem &problem,
 void searchForMakespan(const PlacementProblem &problem,
                        MakespanSearch &search) {
   int64_t budget = search.budget;
+  // On a graph this large, pricing one placement's schedule costs about as
+  // much as parsing the model: only the frontier (and a few of greedy's
+  // prefixes) are priced, and no local search is run.
+  constexpr int64_t kLargeGraph = 20000;
+  int64_t size = problem.ops.size() + problem.values.size();
+  bool large = size > kLargeGraph;
   Frontier frontier = buildFrontier(problem);
-  std::vector<Placement> candidates;
+  std::vector<Placement> placements;
   for (const FrontierPoint &point : frontier.getPoints()) {
-    candidates.push_back(point.placement);
-    for (Placement &variant : streamingLadder(problem, point.placement))
-      candidates.push_back(std::move(variant));
+    placements.push_back(point.placement);
+    if (!large)
+      for (Placement &variant : streamingLadder(problem, point.placement))
+        placements.push_back(std::move(variant));
   }
   // Every placement greedy can return, so `auto` is never behind it.
-  for (Placement &prefix : greedyPrefixes(problem, 256))
-    candidates.push_back(std::move(prefix));
+  for (Placement &prefix : greedyPrefixes(problem, large ? 4 : 256))
+    placements.push_back(std::move(prefix));
   Placement earliest = earliestFinishPlacement(problem);
-  for (Placement &variant : streamingLadder(problem, earliest))
-    candidates.push_back(std::move(variant));
-  candidates.push_back(earliest);
-  for (const Placement &candidate : candidates)
-    search.offer(candidate);
+  if (!large)
+    for (Placement &variant : streamingLadder(problem, earliest))
+      placements.push_back(std::move(variant));
+  placements.push_back(earliest);
+  // Each priced once (its makespan with no window, its memory in program
+  // order), fastest first: a search at any budget offers them in this order
+  // and stops where the rest cannot win.
+  std::vector<MakespanSearch::Priced> candidates;
+  candidates.reserve(placements.size());
+  for (const Placement &placement : placements)
+    candidates.push_back(MakespanSearch::price(problem, placement));
+  llvm::stable_sort(candidates, [](const auto &a, const auto &b) {
+    return a.unwindowedUs < b.unwindowedUs;
+  });
+  search.offerAll(candidates);
+  if (large)
+    return;
 
   // Rationed: a few million item-steps of simulation in all, shared by the
-  // levels, and at least a few moves each for a large graph.
+  // levels, and at least a few moves each.
   std::vector<int64_t> levels = searchLevels(problem, frontier);
-  int64_t size = problem.ops.size() + problem.values.size();
   int64_t allowance = std::clamp<int64_t>(
-      int64_t(8000000) / std::max<int64_t>(size, 1), 64, 40000);
+      int64_t(2000000) / std::max<int64_t>(size, 1), 32, 40000);
   int64_t perLevel =
       std::max<int64_t>(8, allowance / std::max<size_t>(1, levels.size()));
   // Local search from several starts per level: the best candidate within
@@ -526,8 +613,9 @@ void searchForMakespan(const PlacementProblem &problem,
     if (level > budget)
       break;
     MakespanSearch local(problem, level);
-    for (const Placement &candidate : candidates)
-      local.offer(candidate);
+    // The fastest few that fit the level start it (the answer at the budget
+    // weighs them all).
+    local.offerAll(candidates, kLevelCandidates);
     if (!carried.empty())
       local.offer(carried);
     if (!local.found())

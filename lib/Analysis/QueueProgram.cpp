@@ -242,7 +242,8 @@ SimulatedSchedule tandem::simulateQueueProgram(const QueueProgram &program) {
 
 WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
                                           std::optional<int64_t> gpuBudgetBytes,
-                                          llvm::ArrayRef<int64_t> windows) {
+                                          llvm::ArrayRef<int64_t> windows,
+                                          int64_t hint) {
   // A wider window only drops waits (an item waits for an earlier item of
   // the same queue), so it never lengthens the makespan: the widest window
   // that fits is the fastest. It also keeps buffers live longer, so the
@@ -252,16 +253,20 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
          "windows widest first");
   std::vector<int64_t> arenas(windows.size(), -1);
   auto fits = [&](size_t index) {
+    if (windows[index] == 1 || !gpuBudgetBytes)
+      return true; // its arena is laid out once chosen
     program.chooseWaits(windows[index]);
-    arenas[index] = program.gpuArenaBytes();
-    return !gpuBudgetBytes || arenas[index] <= *gpuBudgetBytes ||
-           windows[index] == 1;
+    std::vector<BufferLifetime> lifetimes = program.arenaLifetimes(Arena::GPU);
+    // The bytes live at once bound any layout from below: over the budget,
+    // no layout is needed to say it does not fit.
+    if (peakLiveBytes(lifetimes) > *gpuBudgetBytes)
+      return false;
+    arenas[index] = planMemory(lifetimes).arenaBytes;
+    return arenas[index] <= *gpuBudgetBytes;
   };
-  size_t chosen = 0;
-  if (!fits(0)) {
-    // The first that fits in (0, size); size: none does, the narrowest is
-    // taken, keeping the least memory.
-    size_t low = 1, high = windows.size();
+  // The first that fits in [low, high); high = size: none does, and the
+  // narrowest is taken, keeping the least memory.
+  auto firstFitting = [&](size_t low, size_t high) {
     while (low < high) {
       size_t middle = (low + high) / 2;
       if (fits(middle))
@@ -269,8 +274,23 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
       else
         low = middle + 1;
     }
-    chosen = std::min(low, windows.size() - 1);
-  }
+    return low;
+  };
+  // Start at the hint (a similar program's window): it and the next wider
+  // one settle it, where programs differ little.
+  size_t start = 0;
+  if (hint != 0)
+    for (size_t index = 0; index < windows.size(); ++index)
+      if (windows[index] == hint)
+        start = index;
+  size_t chosen;
+  if (!fits(start))
+    chosen = firstFitting(start + 1, windows.size());
+  else if (start == 0 || !fits(start - 1))
+    chosen = start;
+  else
+    chosen = firstFitting(0, start - 1);
+  chosen = std::min(chosen, windows.size() - 1);
   program.chooseWaits(windows[chosen]);
   if (arenas[chosen] < 0)
     arenas[chosen] = program.gpuArenaBytes();

@@ -9,6 +9,7 @@
 
 #include "RuntimeState.h"
 
+#include "Queues.h"
 #include "ThreadPool.h"
 
 #include <algorithm>
@@ -124,6 +125,9 @@ extern "C" int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
     return infer(rt, run, inputs, outputs, error, errorSize);
   } catch (...) {
     setError(error, errorSize, describeException(std::current_exception()));
+    // The run was cut short: the next one starts clean.
+    if (rt->cudaQueues)
+      resetCudaRun(*rt->cudaQueues);
     return 1;
   }
 }

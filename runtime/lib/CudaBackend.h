@@ -62,14 +62,70 @@ bool runKernel(Device *device, int64_t kind,
                const TensorView &result, const std::vector<int64_t> &attrs,
                std::string &error);
 
-/// Waits until everything enqueued on the device has finished; false with
-/// `error` if any of it failed.
+/// Waits until everything enqueued on the device (on each of its streams)
+/// has finished; false with `error` if any of it failed.
 bool synchronize(Device *device, std::string &error);
 
 /// True iff runKernel has a kernel for op `kind` (which may still refuse
 /// some element types). Needs no GPU. Transfer has none (toDevice and toHost
 /// are its copies), nor has Shape (a CPU-only op).
 bool hasKernel(int64_t kind);
+
+//===----------------------------------------------------------------------===//
+// Scheduled runs: one stream per queue, events for the waits
+//===----------------------------------------------------------------------===//
+//
+// A scheduled model (its image carries queues and waits) runs the GPU's
+// compute ops on the device's stream and its copies on one stream per copy
+// engine; each op records an event when it is done, and a stream waits for
+// another queue's op by waiting for its event (cudaStreamWaitEvent), the
+// host only where it must (hostWaitFor).
+
+/// The GPU-side queues of a schedule, numbered as the image numbers them.
+enum class GpuQueue : int64_t { Compute = 1, HostToDevice = 2, DeviceToHost = 3 };
+
+/// Page-locks `bytes` at `host` so that copies from and to it are
+/// asynchronous DMAs (cudaHostRegister; read-only memory, such as the mapped
+/// weights file, where the GPU can take it read-only). False with `why`
+/// where the driver refuses: copies of that memory are then staged.
+bool pinHostMemory(Device *device, const void *host, size_t bytes,
+                   bool readOnly, std::string &why);
+
+/// Readies the events of a scheduled image of `ops` ops; with `timing`,
+/// each op also records a start event, so that its GPU time can be read
+/// after the run (opSeconds).
+bool prepareSchedule(Device *device, size_t ops, bool timing,
+                     std::string &error);
+
+/// Makes `queue`'s stream wait, on the GPU, for op `waited` to be done.
+bool streamWaitFor(Device *device, GpuQueue queue, size_t waited,
+                   std::string &error);
+/// Blocks the calling thread until op `op` is done on the GPU.
+bool hostWaitFor(Device *device, size_t op, std::string &error);
+/// Records that op `op` starts (when timing) and is done on `queue`'s
+/// stream, around what is enqueued between the two calls.
+bool recordStart(Device *device, GpuQueue queue, size_t op, std::string &error);
+bool recordDone(Device *device, GpuQueue queue, size_t op, std::string &error);
+/// The seconds op `op` took on the GPU in the last run, and when it started
+/// after the run's first op started; after a synchronize.
+bool opSeconds(Device *device, size_t op, size_t first, double &start,
+               double &seconds, std::string &error);
+
+/// A copy enqueued on a copy engine's stream without waiting, where its
+/// host memory is pinned; staged through that engine's own pinned buffers
+/// otherwise (the host then waits for the DMAs of its bytes).
+bool copyOnQueue(Device *device, GpuQueue queue, void *dst, const void *src,
+                 size_t bytes, std::string &error);
+
+/// CUDA graphs of a scheduled run's GPU side: captured once from the
+/// streams (the copy engines' streams joined to the compute stream's
+/// capture), then launched as one graph on later runs. endGraphCapture
+/// fails, leaving no graph and nothing run, where something enqueued
+/// during the capture cannot be captured.
+bool beginGraphCapture(Device *device, std::string &error);
+bool endGraphCapture(Device *device, std::string &error);
+bool launchGraph(Device *device, std::string &error);
+void dropGraph(Device *device);
 
 } // namespace tandem::rt::cuda
 

@@ -38,3 +38,51 @@ bool cuda::synchronize(Device *, std::string &error) {
   return false;
 }
 bool cuda::hasKernel(int64_t) { return false; }
+bool cuda::pinHostMemory(Device *, const void *, size_t, bool,
+                         std::string &why) {
+  why = kNotBuilt;
+  return false;
+}
+bool cuda::prepareSchedule(Device *, size_t, bool, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::streamWaitFor(Device *, GpuQueue, size_t, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::hostWaitFor(Device *, size_t, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::recordStart(Device *, GpuQueue, size_t, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::recordDone(Device *, GpuQueue, size_t, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::opSeconds(Device *, size_t, size_t, double &, double &,
+                     std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::copyOnQueue(Device *, GpuQueue, void *, const void *, size_t,
+                       std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::beginGraphCapture(Device *, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::endGraphCapture(Device *, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+bool cuda::launchGraph(Device *, std::string &error) {
+  error = kNotBuilt;
+  return false;
+}
+void cuda::dropGraph(Device *) {}

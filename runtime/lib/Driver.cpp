@@ -43,6 +43,7 @@ void usage(const char *program) {
       "  [--gpu-memory BYTES] [--repeat N] [--profile] [--profile-json FILE]\n"
       "  [--trace FILE] [--list-devices] [--allow-tf32] [--serial]\n"
       "  [--sim-jitter SEED] [--sim-timing profile] [--sim-time-scale X]\n"
+      "  [--no-cuda-graph]\n"
       "(a flag's value may also follow it after '=': --sim-timing=profile)\n",
       program);
 }
@@ -150,6 +151,8 @@ Options parseOptions(int argc, char **argv) {
                           "1e9), got '") + text + "'");
     } else if (flag == "--serial") {
       options.serial = true;
+    } else if (flag == "--no-cuda-graph") {
+      options.cudaGraph = false;
     } else if (flag == "--allow-tf32") {
       options.allowTf32 = true;
     } else if (flag == "--list-devices") {
@@ -161,6 +164,7 @@ Options parseOptions(int argc, char **argv) {
       fatal("unknown flag '" + flag + "' (see --help)");
     }
     if (attached && (flag == "--profile" || flag == "--serial" ||
+                     flag == "--no-cuda-graph" ||
                      flag == "--allow-tf32" || flag == "--list-devices"))
       fatal(flag + " takes no value, got '" + *attached + "'");
   }

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 
 struct TandemRuntime;
 
@@ -32,6 +33,26 @@ void submit(QueueExecutor &queues, int32_t index, void **operands,
             void *result);
 /// Waits until every submitted op has completed: the end of a run.
 void drain(QueueExecutor &queues);
+
+// On the CUDA backend (CudaQueues.cpp): the GPU-side queues are streams,
+// their waits events, and the CPU queue a worker thread; a run with GPU
+// work only is captured once as a CUDA graph and replayed.
+class CudaQueueExecutor;
+
+/// Starts the executor of `rt`'s scheduled image on its GPU; null with
+/// `error` if its events cannot be made.
+std::shared_ptr<CudaQueueExecutor> startCudaQueues(TandemRuntime &rt,
+                                                   std::string &error);
+void submit(CudaQueueExecutor &queues, int32_t index, void **operands,
+            void *result);
+/// Ends a run: waits for its CPU ops and every stream, keeping a failure in
+/// rt.failure.
+void finishCudaRun(CudaQueueExecutor &queues);
+/// Forgets a run an exception cut short.
+void resetCudaRun(CudaQueueExecutor &queues);
+/// "CUDA graph: ..." for the profile: how many runs a graph carried, or why
+/// none did.
+std::string describeCudaGraphs(const CudaQueueExecutor &queues);
 
 } // namespace tandem::rt
 

@@ -9,6 +9,7 @@
 #include "RuntimeState.h"
 
 #include "FileBytes.h"
+#include "Queues.h"
 #include "tandem/runtime/ModelImage.h"
 
 #include <nlohmann/json.hpp>
@@ -86,6 +87,12 @@ void writeReport(const std::string &flag, const std::string &path, F write) {
 
 const char *const kQueueNames[img::kNumQueues] = {"cpu", "gpu", "h2d", "d2h"};
 
+/// Whether the run's queues ran concurrently (on the sim backend's workers,
+/// or on CUDA's streams).
+bool concurrent(const TandemRuntime &rt) {
+  return rt.queues || rt.cudaQueues;
+}
+
 /// Seconds each queue of the schedule was busy, over all runs.
 std::vector<double> queueBusySeconds(const TandemRuntime &rt) {
   std::vector<double> busy(img::kNumQueues, 0.0);
@@ -100,7 +107,7 @@ double overlapSeconds(const TandemRuntime &rt, double totalSeconds) {
   double busy = 0;
   for (double seconds : queueBusySeconds(rt))
     busy += seconds;
-  return rt.queues ? std::max(0.0, busy - totalSeconds) : 0.0;
+  return concurrent(rt) ? std::max(0.0, busy - totalSeconds) : 0.0;
 }
 
 /// The compiler's prediction of one run, in the run's own time (scaled by
@@ -109,7 +116,7 @@ double overlapSeconds(const TandemRuntime &rt, double totalSeconds) {
 /// model carries no prediction.
 double predictedRunSeconds(const TandemRuntime &rt) {
   double scale = rt.options.simTiming ? rt.options.simTimeScale : 1;
-  return scale * (rt.queues ? rt.image.predictedMakespanSeconds
+  return scale * (concurrent(rt) ? rt.image.predictedMakespanSeconds
                             : rt.image.predictedSerialSeconds);
 }
 
@@ -129,15 +136,15 @@ void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
                                    {"d2h_count", rt.d2hCount},
                                    {"h2d_bytes", rt.h2dBytes},
                                    {"d2h_bytes", rt.d2hBytes},
-                                   {"sync_count", rt.queues ? 0 : rt.h2dCount + rt.d2hCount},
-                                   {"async_count", rt.queues ? rt.h2dCount + rt.d2hCount : 0},
+                                   {"sync_count", concurrent(rt) ? 0 : rt.h2dCount + rt.d2hCount},
+                                   {"async_count", concurrent(rt) ? rt.h2dCount + rt.d2hCount : 0},
                                    {"total_us", micros(rt.copySeconds)}};
   nlohmann::ordered_json busy = nlohmann::ordered_json::object();
   std::vector<double> queueBusy = queueBusySeconds(rt);
   for (int queue = 0; queue < img::kNumQueues; ++queue)
     busy[kQueueNames[queue]] = micros(queueBusy[queue]);
   nlohmann::ordered_json schedule = {
-      {"concurrent", bool(rt.queues)},
+      {"concurrent", concurrent(rt)},
       {"makespan_us", micros(totalSeconds / rt.options.repeat)},
       {"queue_busy_us", std::move(busy)},
       {"overlap_us", micros(overlapSeconds(rt, totalSeconds))},
@@ -181,7 +188,7 @@ void printTrace(TandemRuntime &rt, FILE *f) {
   std::fprintf(f, "{\"traceEvents\": [\n  %s,\n  %s",
                dumpJson(track(0, "cpu")).c_str(),
                dumpJson(track(1, rt.useCuda ? "gpu (cuda)" : "gpu (sim)")).c_str());
-  if (rt.queues)
+  if (concurrent(rt))
     std::fprintf(f, ",\n  %s,\n  %s",
                  dumpJson(track(img::kH2DQueue, "h2d copies")).c_str(),
                  dumpJson(track(img::kD2HQueue, "d2h copies")).c_str());
@@ -189,7 +196,7 @@ void printTrace(TandemRuntime &rt, FILE *f) {
     nlohmann::ordered_json complete = {{"name", event.name},
                                        {"ph", "X"},
                                        {"pid", 0},
-                                       {"tid", rt.queues ? event.queue : event.device},
+                                       {"tid", concurrent(rt) ? event.queue : event.device},
                                        {"ts", micros(event.start)},
                                        {"dur", micros(event.seconds)}};
     std::fprintf(f, ",\n  %s", dumpJson(complete).c_str());
@@ -222,23 +229,28 @@ void tandem::rt::printProfile(TandemRuntime &rt, double totalSeconds) {
               "sync %lld, async %lld\n",
               (long long)rt.h2dCount, (long long)rt.h2dBytes,
               (long long)rt.d2hCount, (long long)rt.d2hBytes,
-              rt.copySeconds * 1e3, (long long)(rt.queues ? 0 : copies),
-              (long long)(rt.queues ? copies : 0));
-  if (rt.queues) {
+              rt.copySeconds * 1e3, (long long)(concurrent(rt) ? 0 : copies),
+              (long long)(concurrent(rt) ? copies : 0));
+  if (concurrent(rt)) {
     std::vector<double> busy = queueBusySeconds(rt);
     std::printf("queues (concurrent): busy cpu %.3f ms, gpu %.3f ms, h2d "
-                "%.3f ms, d2h %.3f ms; overlap %.3f ms; GPU arena live peak "
-                "%lld bytes\n",
+                "%.3f ms, d2h %.3f ms; overlap %.3f ms",
                 busy[0] * 1e3, busy[1] * 1e3, busy[2] * 1e3, busy[3] * 1e3,
-                overlapSeconds(rt, totalSeconds) * 1e3,
-                (long long)rt.gpuLivePeak);
+                overlapSeconds(rt, totalSeconds) * 1e3);
+    // The sim backend's race detector tracks the live bytes.
+    if (rt.queues)
+      std::printf("; GPU arena live peak %lld bytes",
+                  (long long)rt.gpuLivePeak);
+    std::printf("\n");
   }
   if (double predicted = predictedRunSeconds(rt); predicted > 0)
     std::printf("predicted: %.3f ms per run (the %s of the compiler's cost "
                 "model%s); measured / predicted %.3f\n",
-                predicted * 1e3, rt.queues ? "makespan" : "serial time",
+                predicted * 1e3, concurrent(rt) ? "makespan" : "serial time",
                 rt.options.simTiming ? ", times the --sim-time-scale" : "",
                 totalSeconds / runs / predicted);
+  if (rt.cudaQueues)
+    std::printf("%s\n", describeCudaGraphs(*rt.cudaQueues).c_str());
   if (rt.options.simTiming)
     std::printf("sim timing: every op paced to its predicted time x %g; %lld "
                 "of %lld op runs overran it%s\n",

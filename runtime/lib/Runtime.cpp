@@ -192,25 +192,32 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
     rt.resultViews.push_back({op.result.dtype, op.result.shape, nullptr});
   }
   rt.opStats.assign(rt.image.ops.size(), OpStats());
-  // A scheduled model on the sim backend runs its queues concurrently,
-  // unless asked to run serially; one all on one queue has nothing to
-  // overlap. (The CUDA backend runs its ops in program order on one stream.)
+  // A scheduled model runs its queues concurrently, unless asked to run
+  // serially; one all on one queue has nothing to overlap.
   bool severalQueues = false;
   for (const OpRecord &op : rt.image.ops)
     severalQueues |= op.queue != rt.image.ops[0].queue;
-  if (rt.image.scheduled && !rt.useCuda && !rt.options.serial && severalQueues)
-    rt.queues = startQueues(rt, rt.options.simJitter);
+  if (rt.image.scheduled && !rt.options.serial && severalQueues) {
+    if (!rt.useCuda) {
+      rt.queues = startQueues(rt, rt.options.simJitter);
+    } else if (!(rt.cudaQueues = startCudaQueues(rt, error))) {
+      error = "CUDA: " + error;
+      return false;
+    }
+  }
   return true;
 }
 
 void tandem::rt::tearDown(TandemRuntime &rt) {
   rt.queues.reset(); // joins the workers
-  std::free(rt.arenas[img::kCpu]);
+  rt.cudaQueues.reset();
+  // The GPU first: it unpins the host memory it page-locked.
   if (rt.useCuda) {
     cuda::stop(rt.gpu);
     rt.gpu = nullptr;
   } else
     std::free(rt.arenas[img::kGpu]);
+  std::free(rt.arenas[img::kCpu]);
   rt.arenas = {nullptr, nullptr};
 }
 
@@ -243,6 +250,8 @@ void tandem::rt::executeOp(TandemRuntime &rt, int32_t index, void **operands,
                            void *result) {
   if (rt.queues)
     submit(*rt.queues, index, operands, result);
+  else if (rt.cudaQueues)
+    submit(*rt.cudaQueues, index, operands, result);
   else
     executeOpNow(rt, index, operands, result);
 }
@@ -332,6 +341,10 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
 void tandem::rt::finishRun(TandemRuntime &rt) {
   if (rt.queues)
     drain(*rt.queues);
+  if (rt.cudaQueues) {
+    finishCudaRun(*rt.cudaQueues);
+    return;
+  }
   std::string error;
   if (!rt.useCuda || cuda::synchronize(rt.gpu, error))
     return;

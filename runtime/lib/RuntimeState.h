@@ -56,9 +56,13 @@ struct Options {
   // run's makespan can be compared with the prediction on any machine.
   bool simTiming = false;
   double simTimeScale = 1;
+  // A scheduled run on CUDA with no CPU op is captured once as a CUDA graph
+  // and replayed (--no-cuda-graph: each op enqueued every run).
+  bool cudaGraph = true;
 };
 
 class QueueExecutor;
+class CudaQueueExecutor;
 
 } // namespace tandem::rt
 
@@ -95,6 +99,9 @@ struct TandemRuntime {
   std::mutex statsMutex;
   // A scheduled model's queue workers (sim), or null: one op at a time.
   std::shared_ptr<tandem::rt::QueueExecutor> queues;
+  // A scheduled model's streams and CPU worker on CUDA, or null: one op at a
+  // time on one stream.
+  std::shared_ptr<tandem::rt::CudaQueueExecutor> cudaQueues;
   // The most GPU arena bytes held by live buffers at once while the queues
   // ran (sim): what the memory plan must keep within the budget in every
   // interleaving.
@@ -146,9 +153,13 @@ std::string describeException(std::exception_ptr exception);
 /// (--random-inputs, --random-weights).
 void randomFill(const TensorDesc &desc, uint8_t *data, uint64_t &state);
 /// Loads the weights from `path` (or random ones with --random-weights) and
-/// uploads the GPU-resident ones.
+/// uploads the GPU-resident ones; on CUDA with a scheduled model, then
+/// page-locks what the copies read and write (pinHostBuffers).
 bool loadWeights(TandemRuntime &rt, const std::string &path,
                  std::string &error);
+/// Page-locks the host memory a scheduled CUDA run copies from and to, so
+/// that its copies are asynchronous; what cannot be is named in a note.
+void pinHostBuffers(TandemRuntime &rt);
 
 // Reports.cpp: --profile, --profile-json, --trace.
 

@@ -12,7 +12,13 @@
 #include "CudaBackend.h"
 #include "tandem/runtime/ModelImage.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <set>
+#include <tuple>
 
 using namespace tandem::rt;
 namespace img = tandem::image;
@@ -63,8 +69,11 @@ void tandem::rt::randomFill(const TensorDesc &desc, uint8_t *data,
   }
 }
 
-bool tandem::rt::loadWeights(TandemRuntime &rt, const std::string &path,
-                             std::string &error) {
+namespace {
+
+/// Reads (or makes up) the weights and uploads the GPU-resident ones.
+bool readWeights(TandemRuntime &rt, const std::string &path,
+                 std::string &error) {
   const Image &image = rt.image;
   rt.weightData.assign(image.weights.size(), nullptr);
   if (image.weights.empty())
@@ -133,4 +142,70 @@ bool tandem::rt::loadWeights(TandemRuntime &rt, const std::string &path,
     return false;
   }
   return true;
+}
+
+} // namespace
+
+bool tandem::rt::loadWeights(TandemRuntime &rt, const std::string &path,
+                             std::string &error) {
+  if (!readWeights(rt, path, error))
+    return false;
+  if (rt.cudaQueues)
+    pinHostBuffers(rt);
+  return true;
+}
+
+void tandem::rt::pinHostBuffers(TandemRuntime &rt) {
+  // What a scheduled run's copies read and write on the host: the CPU
+  // arena, the inputs, and the weights streamed to the GPU (of the mapped
+  // file, read-only, only their pages: the file may be near the host's
+  // memory, and the resident weights were uploaded once already).
+  std::vector<std::tuple<const void *, size_t, bool, std::string>> buffers;
+  buffers.push_back({rt.arenas[img::kCpu], size_t(rt.image.cpuArena), false,
+                     "the CPU arena"});
+  for (size_t k = 0; k < rt.inputData.size(); ++k)
+    buffers.push_back({rt.inputData[k].data(), rt.inputData[k].size(), false,
+                       "input " + std::to_string(k)});
+  // The weights placed on the CPU: those a copy to the GPU may read.
+  std::vector<bool> streamed(rt.image.weights.size(), false);
+  for (size_t i = 0; i < rt.image.weights.size(); ++i)
+    streamed[i] = rt.image.weights[i].device == img::kCpu;
+  if (rt.weightsFile.mappedBytes()) {
+    // The streamed weights' pages, merged where they touch.
+    uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
+    std::vector<std::pair<uintptr_t, uintptr_t>> pages;
+    for (size_t i = 0; i < rt.weightData.size(); ++i) {
+      if (!streamed[i] || !rt.weightData[i])
+        continue;
+      auto begin = uintptr_t(rt.weightData[i]);
+      uintptr_t end = begin + rt.image.weights[i].tensor.bytes();
+      pages.push_back({begin / page * page, (end + page - 1) / page * page});
+    }
+    std::sort(pages.begin(), pages.end());
+    std::vector<std::pair<uintptr_t, uintptr_t>> merged;
+    for (auto range : pages) {
+      if (!merged.empty() && range.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, range.second);
+      else
+        merged.push_back(range);
+    }
+    for (auto [begin, end] : merged)
+      buffers.push_back({reinterpret_cast<const void *>(begin),
+                         size_t(end - begin), true, "the streamed weights"});
+  }
+  for (size_t i = 0; i < rt.randomWeightData.size(); ++i)
+    if (streamed[i])
+      buffers.push_back({rt.randomWeightData[i].data(),
+                         rt.randomWeightData[i].size(), false,
+                         "weight '" + rt.image.weights[i].name + "'"});
+  std::set<std::string> noted;
+  for (const auto &[data, bytes, readOnly, what] : buffers) {
+    std::string why;
+    if (bytes > 0 && !cuda::pinHostMemory(rt.gpu, data, bytes, readOnly, why) &&
+        noted.insert(what).second)
+      std::fprintf(stderr,
+                   "note: cannot page-lock %s (%s): its copies are staged "
+                   "through pinned buffers\n",
+                   what.c_str(), why.c_str());
+  }
 }

@@ -1,7 +1,8 @@
 // --tandem-schedule: queues, the waits each cross-queue read needs, and the
 // window that bounds how far a copy runs ahead, checked through the memory
 // plan it allows. The inputs are placed, with their transfers.
-// A fixed window ignores the budget (1 GiB to the planner here).
+// These functions carry no budget (1 GiB to the planner here); the budget's
+// choice of window is in tandem-schedule-budget.mlir.
 // RUN: tandem-opt %s -split-input-file --tandem-schedule=window=-1 --tandem-plan-memory=gpu-memory=1GiB | FileCheck %s --check-prefix=PREFETCH
 // RUN: tandem-opt %s -split-input-file --tandem-schedule=window=1 --tandem-plan-memory=gpu-memory=1GiB | FileCheck %s --check-prefix=INORDER
 // RUN: tandem-opt %s -split-input-file --tandem-schedule --tandem-plan-memory | FileCheck %s --check-prefix=CHOSEN
@@ -37,25 +38,6 @@
 // CHOSEN-LABEL: func.func @streamed
 // CHOSEN-SAME: tandem.gpu_arena_bytes = 532480 : i64
 func.func @streamed(%x: tensor<4x256xf32>) -> tensor<4x256xf32> {
-  %xg = tandem.transfer %x : tensor<4x256xf32> to #tandem.device<gpu>
-  %w1 = tandem.weight "w1" {tandem.device = #tandem.device<cpu>} : tensor<256x256xf32>
-  %w1g = tandem.transfer %w1 : tensor<256x256xf32> to #tandem.device<gpu>
-  %a = tandem.matmul %xg, %w1g {tandem.device = #tandem.device<gpu>} : (tensor<4x256xf32>, tensor<256x256xf32>) -> tensor<4x256xf32>
-  %w2 = tandem.weight "w2" {tandem.device = #tandem.device<cpu>} : tensor<256x256xf32>
-  %w2g = tandem.transfer %w2 : tensor<256x256xf32> to #tandem.device<gpu>
-  %b = tandem.matmul %a, %w2g {tandem.device = #tandem.device<gpu>} : (tensor<4x256xf32>, tensor<256x256xf32>) -> tensor<4x256xf32>
-  %bc = tandem.transfer %b : tensor<4x256xf32> to #tandem.device<cpu>
-  return %bc : tensor<4x256xf32>
-}
-
-// -----
-
-// The same model under a budget the prefetch does not fit: the window that
-// fits is chosen.
-// CHOSEN-LABEL: func.func @streamed_under_budget
-// CHOSEN-SAME: tandem.gpu_arena_bytes = 270336 : i64
-// CHOSEN: tandem.wait <h2d> for
-func.func @streamed_under_budget(%x: tensor<4x256xf32>) -> tensor<4x256xf32> attributes {tandem.gpu_memory_budget = 300000 : i64} {
   %xg = tandem.transfer %x : tensor<4x256xf32> to #tandem.device<gpu>
   %w1 = tandem.weight "w1" {tandem.device = #tandem.device<cpu>} : tensor<256x256xf32>
   %w1g = tandem.transfer %w1 : tensor<256x256xf32> to #tandem.device<gpu>

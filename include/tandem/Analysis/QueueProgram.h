@@ -141,9 +141,12 @@ struct WindowChoice {
 /// window of 1 is always taken as fitting: it keeps the GPU arena's queues
 /// in program order, the memory placement checked; if none fits, the
 /// narrowest); leaves the program's waits those of the chosen window.
+/// `hint`, if one of `windows`, is tried first: the window a similar program
+/// took (the placement search's neighbours mostly take the same).
 WindowChoice chooseScheduleWindow(QueueProgram &program,
                                   std::optional<int64_t> gpuBudgetBytes,
-                                  llvm::ArrayRef<int64_t> windows);
+                                  llvm::ArrayRef<int64_t> windows,
+                                  int64_t hint = 0);
 
 } // namespace mlir::tandem
 

@@ -139,16 +139,35 @@ struct Cudnn {
 };
 #endif
 
+/// Two pinned buffers of kStagingChunk bytes that copies of pageable host
+/// memory go through, and the events that say when the DMA out of (or
+/// into) each is done; made on first use.
+struct Staging {
+  uint8_t *buffer[2] = {nullptr, nullptr};
+  cudaEvent_t done[2] = {nullptr, nullptr};
+  int next = 0; // the buffer the next chunk goes through
+};
+
 struct Device {
   void *arena = nullptr;
   int64_t arenaBytes = 0;
-  // Every op and copy of this runtime runs on this stream, in program order.
+  // The compute stream: every op, and every copy of an unscheduled model,
+  // runs on it in program order.
   cudaStream_t stream = nullptr;
-  // Two pinned buffers of kStagingChunk bytes that copies go through, and
-  // the events that say when the DMA out of (or into) each is done.
-  uint8_t *staging[2] = {nullptr, nullptr};
-  cudaEvent_t stagingDone[2] = {nullptr, nullptr};
-  int nextStaging = 0; // the buffer the next chunk goes through
+  // A scheduled model's copy engines: one stream each.
+  cudaStream_t h2dStream = nullptr, d2hStream = nullptr;
+  // The compute stream's staging, and each copy engine's own.
+  Staging staging, h2dStaging, d2hStaging;
+  // Host memory page-locked for direct asynchronous copies: [begin, end),
+  // sorted by begin.
+  std::vector<std::pair<const uint8_t *, const uint8_t *>> pinned;
+  // A scheduled image's events, per op: done (recorded after it), and
+  // start (before it) when timing.
+  std::vector<cudaEvent_t> opDone, opStart;
+  // A run's GPU side captured once and replayed, and the events that fork
+  // the copy engines' streams into the capture and join them back.
+  cudaGraphExec_t graph = nullptr;
+  cudaEvent_t fork = nullptr, joinH2D = nullptr, joinD2H = nullptr;
   // Device: the first failing position a kernel found (an out-of-range
   // index, a division by zero), ~0 for none. Kernels lower it with
   // atomicMin, so the position reported is the first, as on the CPU.

@@ -97,16 +97,16 @@ bool loadCudnn(Cudnn &api, std::string &error) {
 }
 #endif
 
-/// The two pinned staging buffers and their events, made on first use.
-bool ensureStaging(Device &state, std::string &error) {
+/// A staging pair's pinned buffers and their events, made on first use.
+bool ensureStaging(Staging &staging, std::string &error) {
   for (int k = 0; k < 2; ++k) {
-    if (!state.staging[k] &&
-        !check(cudaMallocHost(reinterpret_cast<void **>(&state.staging[k]),
+    if (!staging.buffer[k] &&
+        !check(cudaMallocHost(reinterpret_cast<void **>(&staging.buffer[k]),
                               kStagingChunk),
                "pinned staging", error))
       return false;
-    if (!state.stagingDone[k] &&
-        !check(cudaEventCreateWithFlags(&state.stagingDone[k],
+    if (!staging.done[k] &&
+        !check(cudaEventCreateWithFlags(&staging.done[k],
                                         cudaEventDisableTiming),
                "staging event", error))
       return false;
@@ -114,30 +114,44 @@ bool ensureStaging(Device &state, std::string &error) {
   return true;
 }
 
-/// Copies go through two pinned buffers of kStagingChunk bytes, chunk by
-/// chunk: pageable memory would make the driver stage them anyway, slower,
-/// and a buffer the size of the copy would pin gigabytes for a large table.
-/// The host's memcpy of one chunk overlaps the DMA of the other. The DMAs
-/// run on the device's stream, after the ops before them. A buffer is
-/// refilled only once the DMA that last used it, in this copy or an earlier
-/// one, is done. An upload returns once the host's bytes are all in the
-/// staging buffers (its last DMAs may still run: the host memory is free to
-/// reuse); a download once the host has every byte.
-bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
-                bool toDevice, std::string &error);
+void freeStaging(Staging &staging) {
+  for (int k = 0; k < 2; ++k) {
+    if (staging.buffer[k])
+      cudaFreeHost(staging.buffer[k]);
+    if (staging.done[k])
+      cudaEventDestroy(staging.done[k]);
+    staging.buffer[k] = nullptr;
+    staging.done[k] = nullptr;
+  }
+}
+
+/// Copies of pageable memory go through two pinned buffers of
+/// kStagingChunk bytes, chunk by chunk: pageable memory would make the
+/// driver stage them anyway, slower, and a buffer the size of the copy
+/// would pin gigabytes for a large table. The host's memcpy of one chunk
+/// overlaps the DMA of the other. The DMAs run on `stream`, after what was
+/// enqueued there before. A buffer is refilled only once the DMA that last
+/// used it, in this copy or an earlier one, is done. An upload returns once
+/// the host's bytes are all in the staging buffers (its last DMAs may still
+/// run: the host memory is free to reuse); a download once the host has
+/// every byte.
+bool stagedCopy(Staging &state, cudaStream_t stream, void *dst,
+                const void *src, size_t bytes, bool toDevice,
+                std::string &error);
 
 /// A staged copy that, when it fails partway, still waits for the DMAs it
 /// started: the next copy must not refill a buffer one of them still reads.
-bool staged(Device &state, void *dst, const void *src, size_t bytes,
-            bool toDevice, std::string &error) {
-  if (stagedCopy(state, dst, src, bytes, toDevice, error))
+bool staged(Staging &state, cudaStream_t stream, void *dst, const void *src,
+            size_t bytes, bool toDevice, std::string &error) {
+  if (stagedCopy(state, stream, dst, src, bytes, toDevice, error))
     return true;
-  cudaStreamSynchronize(state.stream);
+  cudaStreamSynchronize(stream);
   return false;
 }
 
-bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
-                bool toDevice, std::string &error) {
+bool stagedCopy(Staging &state, cudaStream_t stream, void *dst,
+                const void *src, size_t bytes, bool toDevice,
+                std::string &error) {
   if (bytes == 0)
     return true;
   if (!ensureStaging(state, error))
@@ -150,22 +164,21 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
   const auto *in = static_cast<const uint8_t *>(src);
   // Chunks take the buffers in turn across copies too, so that two small
   // uploads in a row need not wait for each other's DMA.
-  size_t first = size_t(state.nextStaging);
-  state.nextStaging = int((first + chunks) % 2);
+  size_t first = size_t(state.next);
+  state.next = int((first + chunks) % 2);
   if (toDevice) {
     for (size_t i = 0; i < chunks; ++i) {
       int k = int((first + i) % 2);
       // The DMA that last used this buffer must be done before it is
       // refilled (an event never recorded is complete).
-      if (!check(cudaEventSynchronize(state.stagingDone[k]),
+      if (!check(cudaEventSynchronize(state.done[k]),
                  "host-to-device copy", error))
         return false;
-      std::memcpy(state.staging[k], in + i * kStagingChunk, span(i));
-      if (!check(cudaMemcpyAsync(out + i * kStagingChunk, state.staging[k],
-                                 span(i), cudaMemcpyHostToDevice,
-                                 state.stream),
+      std::memcpy(state.buffer[k], in + i * kStagingChunk, span(i));
+      if (!check(cudaMemcpyAsync(out + i * kStagingChunk, state.buffer[k],
+                                 span(i), cudaMemcpyHostToDevice, stream),
                  "host-to-device copy", error) ||
-          !check(cudaEventRecord(state.stagingDone[k], state.stream),
+          !check(cudaEventRecord(state.done[k], stream),
                  "host-to-device copy", error))
         return false;
     }
@@ -174,11 +187,10 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
   // Device to host: the DMA of chunk i + 1 runs while chunk i is copied out.
   auto fetch = [&](size_t i) {
     int k = int((first + i) % 2);
-    return check(cudaMemcpyAsync(state.staging[k], in + i * kStagingChunk,
-                                 span(i), cudaMemcpyDeviceToHost,
-                                 state.stream),
+    return check(cudaMemcpyAsync(state.buffer[k], in + i * kStagingChunk,
+                                 span(i), cudaMemcpyDeviceToHost, stream),
                  "device-to-host copy", error) &&
-           check(cudaEventRecord(state.stagingDone[k], state.stream),
+           check(cudaEventRecord(state.done[k], stream),
                  "device-to-host copy", error);
   };
   if (!fetch(0))
@@ -187,10 +199,10 @@ bool stagedCopy(Device &state, void *dst, const void *src, size_t bytes,
     int k = int((first + i) % 2);
     if (i + 1 < chunks && !fetch(i + 1))
       return false;
-    if (!check(cudaEventSynchronize(state.stagingDone[k]),
+    if (!check(cudaEventSynchronize(state.done[k]),
                "device-to-host copy", error))
       return false;
-    std::memcpy(out + i * kStagingChunk, state.staging[k], span(i));
+    std::memcpy(out + i * kStagingChunk, state.buffer[k], span(i));
   }
   return true;
 }
@@ -376,6 +388,10 @@ static bool startBackend(Device &state, int64_t arenaBytes,
   if (!check(cudaSetDevice(0), "cudaSetDevice", error) ||
       !check(cudaStreamCreateWithFlags(&state.stream, cudaStreamNonBlocking),
              "creating the stream", error) ||
+      !check(cudaStreamCreateWithFlags(&state.h2dStream, cudaStreamNonBlocking),
+             "creating the host-to-device stream", error) ||
+      !check(cudaStreamCreateWithFlags(&state.d2hStream, cudaStreamNonBlocking),
+             "creating the device-to-host stream", error) ||
       !check(cudaMalloc(&state.errorAt, sizeof(*state.errorAt)), "cudaMalloc",
              error) ||
       !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error) ||
@@ -406,24 +422,33 @@ void cuda::stop(Device *device) {
     return;
   OnDevice onDevice;
   Device &state = *device;
-  if (state.stream)
-    cudaStreamSynchronize(state.stream); // nothing may still use the memory
+  // Nothing may still use the memory.
+  for (cudaStream_t stream : {state.stream, state.h2dStream, state.d2hStream})
+    if (stream)
+      cudaStreamSynchronize(stream);
+  dropGraph(device);
+  for (auto [begin, end] : state.pinned)
+    cudaHostUnregister(const_cast<uint8_t *>(begin));
+  for (std::vector<cudaEvent_t> *events : {&state.opDone, &state.opStart})
+    for (cudaEvent_t event : *events)
+      if (event)
+        cudaEventDestroy(event);
+  for (cudaEvent_t event : {state.fork, state.joinH2D, state.joinD2H})
+    if (event)
+      cudaEventDestroy(event);
   if (state.blas)
     cublasApi.destroy(state.blas);
 #if TANDEM_HAVE_CUDNN
   if (state.dnn)
     cudnnFor(state)->cudnnDestroy(state.dnn);
 #endif
-  for (int k = 0; k < 2; ++k) {
-    if (state.staging[k])
-      cudaFreeHost(state.staging[k]);
-    if (state.stagingDone[k])
-      cudaEventDestroy(state.stagingDone[k]);
-  }
+  for (Staging *staging : {&state.staging, &state.h2dStaging, &state.d2hStaging})
+    freeStaging(*staging);
   cudaFree(state.arena);
   cudaFree(state.errorAt);
-  if (state.stream)
-    cudaStreamDestroy(state.stream);
+  for (cudaStream_t stream : {state.stream, state.h2dStream, state.d2hStream})
+    if (stream)
+      cudaStreamDestroy(stream);
   delete device;
 }
 
@@ -432,16 +457,275 @@ void *cuda::arena(Device *device) { return device->arena; }
 bool cuda::toDevice(Device *device, void *deviceData, const void *host,
                     size_t bytes, std::string &error) {
   OnDevice onDevice;
-  return staged(*device, deviceData, host, bytes, true, error);
+  return staged(device->staging, device->stream, deviceData, host, bytes, true,
+                error);
 }
 
 bool cuda::toHost(Device *device, void *host, const void *deviceData,
                   size_t bytes, std::string &error) {
   OnDevice onDevice;
-  return staged(*device, host, deviceData, bytes, false, error);
+  return staged(device->staging, device->stream, host, deviceData, bytes,
+                false, error);
 }
 
 bool cuda::synchronize(Device *device, std::string &error) {
   OnDevice onDevice;
+  // The copy engines first: the compute stream's failure, if any, is the
+  // one reported last and so kept.
+  for (cudaStream_t stream : {device->h2dStream, device->d2hStream})
+    if (!check(cudaStreamSynchronize(stream), "GPU copies", error))
+      return false;
   return check(cudaStreamSynchronize(device->stream), "GPU work", error);
+}
+
+//===----------------------------------------------------------------------===//
+// Scheduled runs (CudaBackend.h)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+cudaStream_t streamOf(Device &device, GpuQueue queue) {
+  switch (queue) {
+  case GpuQueue::HostToDevice:
+    return device.h2dStream;
+  case GpuQueue::DeviceToHost:
+    return device.d2hStream;
+  case GpuQueue::Compute:
+    break;
+  }
+  return device.stream;
+}
+
+/// Whether [host, host + bytes) lies in one pinned range.
+bool isPinned(const Device &device, const void *host, size_t bytes) {
+  auto *begin = static_cast<const uint8_t *>(host);
+  auto after = std::upper_bound(
+      device.pinned.begin(), device.pinned.end(), begin,
+      [](const uint8_t *value, const auto &range) { return value < range.first; });
+  if (after == device.pinned.begin())
+    return false;
+  const auto &range = *std::prev(after);
+  return begin >= range.first && begin + bytes <= range.second;
+}
+
+bool validOp(const Device &device, size_t op, std::string &error) {
+  if (op < device.opDone.size())
+    return true;
+  error = "op #" + std::to_string(op) + " has no event (the schedule was not "
+          "prepared)";
+  return false;
+}
+
+} // namespace
+
+bool cuda::pinHostMemory(Device *device, const void *host, size_t bytes,
+                         bool readOnly, std::string &why) {
+  OnDevice onDevice;
+  if (bytes == 0 || isPinned(*device, host, bytes))
+    return true;
+  unsigned flags = cudaHostRegisterPortable;
+  if (readOnly) {
+    int supported = 0;
+    if (cudaDeviceGetAttribute(&supported,
+                               cudaDevAttrHostRegisterReadOnlySupported,
+                               0) != cudaSuccess ||
+        !supported) {
+      cudaGetLastError();
+      why = "this GPU cannot page-lock read-only memory";
+      return false;
+    }
+    flags |= cudaHostRegisterReadOnly;
+  }
+  cudaError_t status =
+      cudaHostRegister(const_cast<void *>(host), bytes, flags);
+  if (status != cudaSuccess) {
+    cudaGetLastError(); // not a failure of the run: copies are staged
+    why = std::string("cudaHostRegister: ") + cudaGetErrorString(status);
+    return false;
+  }
+  auto *begin = static_cast<const uint8_t *>(host);
+  auto at = std::lower_bound(
+      device->pinned.begin(), device->pinned.end(), begin,
+      [](const auto &range, const uint8_t *value) { return range.first < value; });
+  device->pinned.insert(at, {begin, begin + bytes});
+  return true;
+}
+
+bool cuda::prepareSchedule(Device *device, size_t ops, bool timing,
+                           std::string &error) {
+  OnDevice onDevice;
+  // Blocking: a thread waiting for an op yields its core (the CPU worker
+  // shares the cores with the CPU kernels) instead of spinning.
+  unsigned flags = cudaEventBlockingSync |
+                   (timing ? cudaEventDefault : cudaEventDisableTiming);
+  auto make = [&](std::vector<cudaEvent_t> &events) {
+    events.assign(ops, nullptr);
+    for (cudaEvent_t &event : events)
+      if (!check(cudaEventCreateWithFlags(&event, flags), "creating an event",
+                 error))
+        return false;
+    return true;
+  };
+  if (!make(device->opDone) || (timing && !make(device->opStart)))
+    return false;
+  for (cudaEvent_t *event : {&device->fork, &device->joinH2D, &device->joinD2H})
+    if (!*event && !check(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
+                          "creating an event", error))
+      return false;
+  return true;
+}
+
+bool cuda::streamWaitFor(Device *device, GpuQueue queue, size_t waited,
+                         std::string &error) {
+  OnDevice onDevice;
+  return validOp(*device, waited, error) &&
+         check(cudaStreamWaitEvent(streamOf(*device, queue),
+                                   device->opDone[waited], 0),
+               "waiting for another queue", error);
+}
+
+bool cuda::hostWaitFor(Device *device, size_t op, std::string &error) {
+  OnDevice onDevice;
+  return validOp(*device, op, error) &&
+         check(cudaEventSynchronize(device->opDone[op]), "GPU work", error);
+}
+
+bool cuda::recordStart(Device *device, GpuQueue queue, size_t op,
+                       std::string &error) {
+  if (device->opStart.empty())
+    return true; // not timing
+  OnDevice onDevice;
+  return validOp(*device, op, error) &&
+         check(cudaEventRecord(device->opStart[op], streamOf(*device, queue)),
+               "recording an event", error);
+}
+
+bool cuda::recordDone(Device *device, GpuQueue queue, size_t op,
+                      std::string &error) {
+  OnDevice onDevice;
+  return validOp(*device, op, error) &&
+         check(cudaEventRecord(device->opDone[op], streamOf(*device, queue)),
+               "recording an event", error);
+}
+
+bool cuda::opSeconds(Device *device, size_t op, size_t first, double &start,
+                     double &seconds, std::string &error) {
+  if (device->opStart.empty() || !validOp(*device, op, error) ||
+      !validOp(*device, first, error))
+    return false;
+  OnDevice onDevice;
+  float fromFirst = 0, took = 0;
+  if (!check(cudaEventElapsedTime(&fromFirst, device->opStart[first],
+                                  device->opStart[op]),
+             "timing an op", error) ||
+      !check(cudaEventElapsedTime(&took, device->opStart[op],
+                                  device->opDone[op]),
+             "timing an op", error))
+    return false;
+  start = fromFirst * 1e-3;
+  seconds = took * 1e-3;
+  return true;
+}
+
+bool cuda::copyOnQueue(Device *device, GpuQueue queue, void *dst,
+                       const void *src, size_t bytes, std::string &error) {
+  OnDevice onDevice;
+  bool toDevice = queue == GpuQueue::HostToDevice;
+  const void *host = toDevice ? src : dst;
+  cudaStream_t stream = streamOf(*device, queue);
+  if (isPinned(*device, host, bytes))
+    return check(cudaMemcpyAsync(dst, src, bytes,
+                                 toDevice ? cudaMemcpyHostToDevice
+                                          : cudaMemcpyDeviceToHost,
+                                 stream),
+                 toDevice ? "host-to-device copy" : "device-to-host copy",
+                 error);
+  // Staging waits on the host for its DMAs, and a graph would replay the
+  // DMA out of the staging buffer with the bytes of the run it captured:
+  // not while capturing (the capture then fails, and the run goes op by op).
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &status) == cudaSuccess &&
+      status != cudaStreamCaptureStatusNone) {
+    error = "a copy of host memory that is not page-locked cannot be "
+            "captured in a CUDA graph";
+    return false;
+  }
+  Staging &staging = toDevice ? device->h2dStaging : device->d2hStaging;
+  return staged(staging, stream, dst, src, bytes, toDevice, error);
+}
+
+bool cuda::beginGraphCapture(Device *device, std::string &error) {
+  OnDevice onDevice;
+  dropGraph(device);
+  if (!check(cudaStreamBeginCapture(device->stream,
+                                     cudaStreamCaptureModeThreadLocal),
+             "beginning a CUDA graph capture", error))
+    return false;
+  // The copy engines' streams join the capture by waiting for an event of
+  // the compute stream's.
+  if (check(cudaEventRecord(device->fork, device->stream),
+            "beginning a CUDA graph capture", error) &&
+      check(cudaStreamWaitEvent(device->h2dStream, device->fork, 0),
+            "beginning a CUDA graph capture", error) &&
+      check(cudaStreamWaitEvent(device->d2hStream, device->fork, 0),
+            "beginning a CUDA graph capture", error))
+    return true;
+  // Half begun: end the capture, so that the streams run work again.
+  cudaGraph_t graph = nullptr;
+  cudaStreamEndCapture(device->stream, &graph);
+  if (graph)
+    cudaGraphDestroy(graph);
+  cudaGetLastError();
+  return false;
+}
+
+bool cuda::endGraphCapture(Device *device, std::string &error) {
+  OnDevice onDevice;
+  // The copy engines' streams join back; a failure recorded on any of them
+  // during the capture invalidates it, and ending it then reports it.
+  bool joined =
+      check(cudaEventRecord(device->joinH2D, device->h2dStream),
+            "ending a CUDA graph capture", error) &&
+      check(cudaEventRecord(device->joinD2H, device->d2hStream),
+            "ending a CUDA graph capture", error) &&
+      check(cudaStreamWaitEvent(device->stream, device->joinH2D, 0),
+            "ending a CUDA graph capture", error) &&
+      check(cudaStreamWaitEvent(device->stream, device->joinD2H, 0),
+            "ending a CUDA graph capture", error);
+  cudaGraph_t graph = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(device->stream, &graph);
+  cudaGetLastError(); // a failed capture is no error of the run's
+  if (!joined || ended != cudaSuccess || !graph) {
+    if (joined)
+      error = std::string("the run could not be captured as a CUDA graph: ") +
+              cudaGetErrorString(ended);
+    if (graph)
+      cudaGraphDestroy(graph);
+    return false;
+  }
+  cudaError_t made = cudaGraphInstantiate(&device->graph, graph, 0);
+  cudaGraphDestroy(graph);
+  if (made != cudaSuccess) {
+    cudaGetLastError();
+    device->graph = nullptr;
+    error = std::string("cudaGraphInstantiate: ") + cudaGetErrorString(made);
+    return false;
+  }
+  return true;
+}
+
+bool cuda::launchGraph(Device *device, std::string &error) {
+  OnDevice onDevice;
+  if (!device->graph) {
+    error = "no CUDA graph was captured";
+    return false;
+  }
+  return check(cudaGraphLaunch(device->graph, device->stream),
+               "launching the CUDA graph", error);
+}
+
+void cuda::dropGraph(Device *device) {
+  if (device->graph)
+    cudaGraphExecDestroy(device->graph);
+  device->graph = nullptr;
 }

@@ -106,6 +106,23 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
       return failure();
     WindowChoice chosen =
         chooseScheduleWindow(built->program, budget, candidates);
+    if (window != 0 && budget && chosen.gpuArenaBytes > *budget &&
+        chosen.window != 1) {
+      QueueProgram widest = built->program;
+      WindowChoice fits =
+          chooseScheduleWindow(widest, budget, getDefaultScheduleWindows());
+      return func.emitError()
+             << "the schedule window "
+             << (chosen.window == kUnboundedWindow
+                     ? std::string("-1 (unbounded)")
+                     : std::to_string(chosen.window))
+             << " needs a GPU arena of " << chosen.gpuArenaBytes
+             << " bytes, over the budget of " << *budget
+             << " bytes (a wider window keeps more copies in flight); the "
+                "widest window that fits is "
+             << (fits.window == kUnboundedWindow ? std::string("unbounded")
+                                                 : std::to_string(fits.window));
+    }
     insertWaits(*built);
     return chosen.window;
   }

@@ -53,6 +53,9 @@ public:
     return entries;
   }
   const std::map<std::string, std::string> &metadata() const { return meta; }
+  /// The file's bytes as mapped (null, 0 when parsed from the caller's).
+  const void *mappedBytes() const { return mapping; }
+  size_t mappedSize() const { return mappingSize; }
 
 private:
   void unmap();
