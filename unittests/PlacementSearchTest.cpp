@@ -25,13 +25,7 @@ using namespace mlir::tandem::search;
 
 namespace {
 
-Placement randomPlacement(std::mt19937 &rng, const PlacementProblem &problem) {
-  Placement placement = problem.leastGpuPlacement();
-  for (size_t op = 0; op < problem.ops.size(); ++op)
-    if (!problem.ops[op].isFixed())
-      placement[op] = rng() % 2;
-  return placement;
-}
+using tandem_test::randomPlacement;
 
 TEST(PlacementSearchTest, MoveEffectMatchesTwoEvaluations) {
   std::mt19937 rng(17);

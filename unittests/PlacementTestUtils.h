@@ -21,9 +21,12 @@ inline bool allowed(const mlir::tandem::PlacementProblem &problem,
   return true;
 }
 
-/// The fastest allowed placement whose buffers fit the budget once laid
-/// out, by enumerating every placement; +inf if none fits.
-inline double bruteForceOptimum(const mlir::tandem::PlacementProblem &problem) {
+/// The least `objective(placement, cost)` over the allowed placements
+/// whose buffers fit the budget once laid out, by enumerating every
+/// placement; +inf if none fits.
+template <typename Objective>
+double bruteForceOptimum(const mlir::tandem::PlacementProblem &problem,
+                         Objective objective) {
   double best = mlir::tandem::kUnreachable;
   size_t n = problem.ops.size();
   mlir::tandem::Placement placement(n);
@@ -34,9 +37,29 @@ inline double bruteForceOptimum(const mlir::tandem::PlacementProblem &problem) {
       continue;
     mlir::tandem::PlacementCost cost = problem.evaluate(placement);
     if (problem.fitsBudget(placement, cost))
-      best = std::min(best, cost.totalUs());
+      best = std::min(best, objective(placement, cost));
   }
   return best;
+}
+
+/// The serial optimum, by enumeration.
+inline double bruteForceOptimum(const mlir::tandem::PlacementProblem &problem) {
+  return bruteForceOptimum(
+      problem, [](const mlir::tandem::Placement &,
+                  const mlir::tandem::PlacementCost &cost) {
+        return cost.totalUs();
+      });
+}
+
+/// A random placement of the free ops (fixed ops where they must be).
+template <typename Rng>
+mlir::tandem::Placement
+randomPlacement(Rng &rng, const mlir::tandem::PlacementProblem &problem) {
+  mlir::tandem::Placement placement = problem.leastGpuPlacement();
+  for (size_t op = 0; op < problem.ops.size(); ++op)
+    if (!problem.ops[op].isFixed())
+      placement[op] = rng() % 2;
+  return placement;
 }
 
 } // namespace tandem_test

@@ -6,14 +6,23 @@ machine needs no LLVM:
                 budget of half what all-gpu needs) into DIR and copies the
                 shared libraries the binaries need besides CUDA's (OpenBLAS
                 and its Fortran runtime). Weights are not kept: the binaries
-                run with --random-weights. It also compiles the kernel
+                run with --random-weights. It also compiles the streaming
+                part (streaming.py, into DIR/streaming): bench/schedule's
+                GPT-style decoder (8 layers, d=1024, 4 x 512 tokens, f32:
+                384 MiB of weights; each layer's GPU compute about 1.15 times
+                the pinned copy of its weights on the h200 profile) at
+                unlimited memory and at budgets of 1/2 and 1/4 of its
+                weights plus its activations, and at each budget an
+                accelerate-style baseline written already placed (every op
+                on the GPU, the weights that fit first in program order
+                resident, the rest streamed); and the kernel
                 microbenchmark's cases (kernels.py: one op each, all-gpu)
                 into DIR/kernels. Each binary carries the whole runtime with
                 its CUDA kernels (about 10 MB, nearly all of it the same in
                 every binary), so the binaries and libraries go into one xz
                 archive, DIR/binaries.tar.xz, whose window spans several
                 binaries: DIR stays small enough to carry to a GPU machine
-                (about 10 MB instead of about 370 MB).
+                (about 10 MB instead of about 430 MB).
   run DIR OUT   (on the GPU machine; needs torch with CUDA): runs both
                 binaries (--device-backend cuda), PyTorch eager on CUDA,
                 PyTorch with accelerate-style offload (weights on the host,
@@ -22,18 +31,39 @@ machine needs no LLVM:
                 copy bandwidth: PyTorch's pinned non_blocking copy (what
                 cudaMemcpyAsync from pinned memory gives) against the copies
                 the Tandem binary made. Writes OUT/results.md and
-                OUT/results.json. Then the kernel microbenchmark
-                (kernels.py): each CUDA kernel family's time, achieved
-                bandwidth or FLOP/s against the H200's peaks and against
-                PyTorch, and its result against PyTorch's; its table and
-                numbers are added to OUT/results.md and OUT/results.json.
-                It unpacks DIR/binaries.tar.xz first.
+                OUT/results.json. Then the streaming part (streaming.py):
+                each decoder executable's wall-clock time per run ((process
+                time of --repeat N - that of --repeat 1) / (N - 1), N = 20,
+                best of 2) in its default mode (the schedule's streams,
+                events and CUDA graphs), with --no-cuda-graph and with
+                --serial (one op at a time: synchronous streaming), the
+                unlimited one, the compiled baseline with --serial, and
+                PyTorch's same decoder (an nn.Module) resident and with
+                accelerate-style offload (pageable host weights copied
+                synchronously before each leaf module beyond the resident
+                ones, dropped after); the ratios async / unlimited (target
+                <= 1.25), offload / async (>= 1.5x at 1/2, >= 2x at 1/4),
+                baseline / async, serial / async, no-graph / graph; the copy
+                bandwidth of a --profile-json run (copies.h2d_bytes /
+                schedule.queue_busy_us.h2d) against PyTorch's pinned
+                non_blocking copies in the same run (target >= 90%); and a
+                small decoder's result on real weights against the PyTorch
+                module's. Its section and the "streaming" key are added to
+                OUT/results.md and OUT/results.json. Then the kernel
+                microbenchmark (kernels.py): each CUDA kernel family's time,
+                achieved bandwidth or FLOP/s against the H200's peaks and
+                against PyTorch, and its result against PyTorch's; its table
+                and numbers are added to OUT/results.md and
+                OUT/results.json. It unpacks DIR/binaries.tar.xz first.
 
 Without a GPU, `run` still runs (the binaries fall back to the sim backend,
-the PyTorch CUDA rows say n/a; the kernel cases are skipped with a message
-unless TANDEM_KERNEL_BENCH_BACKEND=sim), so the script itself is exercised
-anywhere. TANDEM_GPU_BENCH_PARTS=models or =kernels (both by default)
-prepares and runs one part only.
+the PyTorch CUDA rows say n/a; the streaming part runs its full-size
+executables twice each instead of 20 times, or its small ones under
+TANDEM_GPU_BENCH_SMOKE; the kernel cases are skipped with a message unless
+TANDEM_KERNEL_BENCH_BACKEND=sim), so the script itself is exercised
+anywhere. TANDEM_GPU_BENCH_PARTS=models, =streaming or =kernels (all three
+by default; a comma-separated list) prepares and runs those parts only.
+streaming.py's docstring says how its part measures and what it reads.
 """
 import json
 import lzma
@@ -52,8 +82,9 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "test", "Frontend"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
+import streaming  # noqa: E402
 
-PARTS = os.environ.get("TANDEM_GPU_BENCH_PARTS", "models,kernels").split(",")
+PARTS = os.environ.get("TANDEM_GPU_BENCH_PARTS", "models,streaming,kernels").split(",")
 ARCHIVE = "binaries.tar.xz"
 
 
@@ -118,6 +149,8 @@ def prepare(folder):
         os.remove(weights)  # the GPU run uses --random-weights
         print(f"prepared {name}: all-gpu needs {need / 2**20:.0f} MiB; auto under "
               f"{budget / 2**20:.0f} MiB", flush=True)
+    if "streaming" in PARTS:
+        streaming.prepare(folder)
     if "kernels" in PARTS:
         kernels.prepare(folder)
     libraries = os.path.join(folder, "lib")
@@ -217,14 +250,7 @@ def run_binary(binary, runs):
 
 
 def cuda_time(function, runs):
-    for _ in range(2):
-        function()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(runs):
-        function()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / runs * 1e6
+    return kernels.cuda_time(torch, function, runs)
 
 
 def offloaded(model):
@@ -283,6 +309,8 @@ def run(folder, out):
     unpack(folder)
     if "models" in PARTS:
         run_models(folder, out)
+    if "streaming" in PARTS:
+        streaming.run(folder, out)  # adds to results.json and results.md
     if "kernels" in PARTS:
         kernels.run(folder, out)  # adds to results.json and results.md
 

@@ -574,9 +574,28 @@ def table(section):
     return lines
 
 
-def write(out, section):
-    """Merges the section into OUT/results.json (the "kernels" key) and
-    OUT/results.md (from the section's heading to the end): bench.py's
+def cuda_time(torch, function, runs, tries=1):
+    """Microseconds per call of `function` on the GPU, the best of `tries`
+    timings of `runs` calls each after two warm-up calls."""
+    best = None
+    for _ in range(tries):
+        for _ in range(2):
+            function()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(runs):
+            function()
+        torch.cuda.synchronize()
+        us = (time.perf_counter() - start) / runs * 1e6
+        best = us if best is None else min(best, us)
+    return best
+
+
+def merge_results(out, key, section, lines, heading, before=None):
+    """Merges a part's results into OUT/results.json (under `key`) and
+    OUT/results.md: its `lines` replace the text from `heading` to the next
+    section where the heading is there already; otherwise they go before the
+    `before` heading if given and present, else at the end. The other parts'
     results stay as they are."""
     os.makedirs(out, exist_ok=True)
     path = os.path.join(out, "results.json")
@@ -584,7 +603,7 @@ def write(out, section):
     if os.path.exists(path):
         with open(path) as f:
             results = json.load(f)
-    results["kernels"] = section
+    results[key] = section
     with open(path + ".tmp", "w") as f:
         json.dump(results, f, indent=2)
     os.replace(path + ".tmp", path)
@@ -593,14 +612,26 @@ def write(out, section):
     if os.path.exists(path):
         with open(path) as f:
             text = f.read()
-        at = text.find(SECTION)
-        if at >= 0:
-            text = text[:at]
-        if text and not text.endswith("\n\n"):
-            text += "\n" if text.endswith("\n") else "\n\n"
+    body = "\n".join(lines) + "\n"
+    at = text.find(heading)
+    if at >= 0:
+        end = text.find("\n## ", at + len(heading))
+        head, rest = text[:at], text[end + 1:] if end >= 0 else ""
+    else:
+        at = text.find(before) if before else -1
+        head, rest = (text[:at], text[at:]) if at >= 0 else (text, "")
+    if head and not head.endswith("\n\n"):
+        head += "\n" if head.endswith("\n") else "\n\n"
     with open(path + ".tmp", "w") as f:
-        f.write(text + "\n".join(table(section)) + "\n")
+        f.write(head + body + ("\n" + rest if rest else ""))
     os.replace(path + ".tmp", path)
+
+
+def write(out, section):
+    """Merges the section into OUT/results.json (the "kernels" key) and
+    OUT/results.md (from the section's heading on): bench.py's results stay
+    as they are."""
+    merge_results(out, "kernels", section, table(section), SECTION)
 
 
 def run(folder, out):

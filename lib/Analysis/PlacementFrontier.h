@@ -14,6 +14,7 @@
 
 #include "tandem/Analysis/PlacementProblem.h"
 
+#include <optional>
 #include <vector>
 
 namespace mlir::tandem::search {
@@ -40,6 +41,29 @@ private:
   std::vector<FrontierPoint> points;
 };
 
+/// The frontier of `problem`, ignoring its budget: the all-CPU, all-GPU and
+/// unconstrained placements, every prefix greedy can stop at, minimum cuts
+/// under growing prices on GPU memory, the path that moves ops off the GPU
+/// from the unconstrained optimum one by one, and each point improved by
+/// single moves within its own arena.
+Frontier buildFrontier(const PlacementProblem &problem);
+
+/// A problem's frontier, built on first use and kept: the serial search
+/// and the makespan search of one solve share it.
+class FrontierCache {
+public:
+  explicit FrontierCache(const PlacementProblem &problem) : problem(problem) {}
+  const Frontier &get() {
+    if (!frontier)
+      frontier = buildFrontier(problem);
+    return *frontier;
+  }
+
+private:
+  const PlacementProblem &problem;
+  std::optional<Frontier> frontier;
+};
+
 /// What greedy (accelerate's infer_auto_device_map) can return at some
 /// budget: in program order, the free ops before a free weight on the GPU,
 /// the rest on the CPU; at most `samples` of them, evenly spaced, and all
@@ -47,12 +71,6 @@ private:
 std::vector<Placement> greedyPrefixes(const PlacementProblem &problem,
                                       int samples);
 
-/// The frontier of `problem`, ignoring its budget: the all-CPU, all-GPU and
-/// unconstrained placements, every prefix greedy can stop at, minimum cuts
-/// under growing prices on GPU memory, the path that moves ops off the GPU
-/// from the unconstrained optimum one by one, and each point improved by
-/// single moves within its own arena.
-Frontier buildFrontier(const PlacementProblem &problem);
 
 } // namespace mlir::tandem::search
 

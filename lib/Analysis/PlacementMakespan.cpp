@@ -56,7 +56,7 @@ MakespanPrediction predictWithin(const PlacementProblem &problem,
     limit = budget;
   WindowChoice choice = chooseScheduleWindow(
       program, limit, getDefaultScheduleWindows(), hintWindow);
-  return {choice.makespanUs, choice.window, choice.gpuArenaBytes};
+  return {choice.makespanUs, choice.window};
 }
 
 } // namespace
@@ -71,10 +71,6 @@ namespace {
 /// `auto` finishes with the branch and bound of `exact` where at most this
 /// many ops are free to move (at most 2^k leaves, most pruned).
 constexpr int kAutoBranchAndBoundOps = 12;
-
-/// How many candidates (the fastest with no window that fit) each memory
-/// level's local search starts from.
-constexpr size_t kLevelCandidates = 12;
 
 /// Improvements below this share of the makespan are noise, not progress.
 constexpr double kRelativeEpsilon = 1e-9;
@@ -127,7 +123,9 @@ public:
   struct Priced {
     Placement placement;
     double unwindowedUs = 0, serialUs = 0;
-    int64_t memory = 0; // the larger of its peak and its laid-out arena
+    /// Its peak of live bytes in program order, and the arena those buffers
+    /// are laid out in (-1 until a budget above the peak asks for it).
+    int64_t peak = 0, arena = -1;
   };
   static Priced price(const PlacementProblem &problem,
                       const Placement &placement) {
@@ -138,17 +136,23 @@ public:
     priced.unwindowedUs = simulateQueueProgram(program).makespanUs;
     PlacementCost cost = problem.evaluate(placement);
     priced.serialUs = cost.totalUs();
-    priced.memory = problem.hasGpu ? std::max(cost.peakGpuBytes,
-                                              problem.arenaBytes(placement))
-                                   : 0;
+    priced.peak = problem.hasGpu ? cost.peakGpuBytes : 0;
+    if (!problem.hasGpu)
+      priced.arena = 0;
     return priced;
   }
 
   /// offer() for a placement priced already: only its windows are left.
-  bool offer(const Priced &priced) {
+  bool offer(Priced &priced) {
     if (found() && priced.unwindowedUs > tieThreshold())
       return false;
-    if (priced.memory > budget)
+    if (priced.peak > budget)
+      return false;
+    if (priced.arena < 0) {
+      spend(2);
+      priced.arena = problem.arenaBytes(priced.placement);
+    }
+    if (priced.arena > budget)
       return false;
     spend(3);
     ++evaluations;
@@ -168,13 +172,12 @@ public:
 
   /// Offers `candidates` (sorted by their unwindowed makespan) until the
   /// rest cannot beat the best, or until `limit` of them fit.
-  void offerAll(const std::vector<Priced> &candidates,
-                size_t limit = SIZE_MAX) {
+  void offerAll(std::vector<Priced> &candidates, size_t limit = SIZE_MAX) {
     size_t fitting = 0;
-    for (const Priced &candidate : candidates) {
+    for (Priced &candidate : candidates) {
       if (found() && candidate.unwindowedUs > tieThreshold())
         break;
-      if (candidate.memory > budget)
+      if (candidate.peak > budget)
         continue;
       if (fitting++ == limit)
         break;
@@ -557,30 +560,58 @@ std::vector<int64_t> searchLevels(const PlacementProblem &problem,
 /// budget of every R(L) with L within it, every frontier point within it,
 /// their ladders and greedy's prefixes: a set that only grows with the
 /// budget, each member no slower with more memory.
+/// How much searching a problem of its size affords: pricing a placement
+/// costs a simulation and, where the budget may bind, a layout (quadratic in
+/// the buffers up to a few thousand), so the effort falls with the square
+/// of the size. In one place, like the serial search's SearchEffort.
+struct MakespanEffort {
+  /// The frontier points whose streaming ladders are candidates, greedy's
+  /// prefixes sampled, and whether local search runs at memory levels.
+  size_t ladderPoints;
+  int greedyPrefixes;
+  bool levels;
+  /// At most this many memory levels, each started from this many of the
+  /// fastest candidates that fit it.
+  size_t maxLevels, levelCandidates;
+  /// Work units (simulations) of the local searches in all.
+  int64_t allowance;
+
+  static MakespanEffort forSize(int64_t size) {
+    MakespanEffort effort;
+    effort.ladderPoints = size <= 2000 ? SIZE_MAX : 0;
+    effort.greedyPrefixes =
+        int(std::clamp<int64_t>(200000 / std::max<int64_t>(size, 1), 4, 256));
+    effort.levels = size <= 20000;
+    effort.maxLevels = size <= 500 ? 96 : size <= 2000 ? 24 : 8;
+    effort.levelCandidates =
+        size_t(std::clamp<int64_t>(20000 / std::max<int64_t>(size, 1), 2, 12));
+    effort.allowance = std::clamp<int64_t>(
+        int64_t(1.5e8 / (double(size) * double(std::max<int64_t>(size, 1)))),
+        32, 40000);
+    return effort;
+  }
+};
+
 void searchForMakespan(const PlacementProblem &problem,
-                       MakespanSearch &search) {
+                       MakespanSearch &search, FrontierCache &frontierCache) {
   int64_t budget = search.budget;
-  // On a graph this large, pricing one placement's schedule costs about as
-  // much as parsing the model: only the frontier (and a few of greedy's
-  // prefixes) are priced, and no local search is run.
-  constexpr int64_t kLargeGraph = 20000;
   int64_t size = problem.ops.size() + problem.values.size();
-  bool large = size > kLargeGraph;
-  Frontier frontier = buildFrontier(problem);
+  MakespanEffort effort = MakespanEffort::forSize(size);
+  const Frontier &frontier = frontierCache.get();
   std::vector<Placement> placements;
+  size_t laddered = 0;
   for (const FrontierPoint &point : frontier.getPoints()) {
     placements.push_back(point.placement);
-    if (!large)
+    if (laddered++ < effort.ladderPoints)
       for (Placement &variant : streamingLadder(problem, point.placement))
         placements.push_back(std::move(variant));
   }
   // Every placement greedy can return, so `auto` is never behind it.
-  for (Placement &prefix : greedyPrefixes(problem, large ? 4 : 256))
+  for (Placement &prefix : greedyPrefixes(problem, effort.greedyPrefixes))
     placements.push_back(std::move(prefix));
   Placement earliest = earliestFinishPlacement(problem);
-  if (!large)
-    for (Placement &variant : streamingLadder(problem, earliest))
-      placements.push_back(std::move(variant));
+  for (Placement &variant : streamingLadder(problem, earliest))
+    placements.push_back(std::move(variant));
   placements.push_back(earliest);
   // Each priced once (its makespan with no window, its memory in program
   // order), fastest first: a search at any budget offers them in this order
@@ -593,16 +624,20 @@ void searchForMakespan(const PlacementProblem &problem,
     return a.unwindowedUs < b.unwindowedUs;
   });
   search.offerAll(candidates);
-  if (large)
+  if (!effort.levels)
     return;
 
-  // Rationed: a few million item-steps of simulation in all, shared by the
-  // levels, and at least a few moves each.
+  // The allowance is shared by the levels, with at least a few moves each.
   std::vector<int64_t> levels = searchLevels(problem, frontier);
-  int64_t allowance = std::clamp<int64_t>(
-      int64_t(2000000) / std::max<int64_t>(size, 1), 32, 40000);
-  int64_t perLevel =
-      std::max<int64_t>(8, allowance / std::max<size_t>(1, levels.size()));
+  if (levels.size() > effort.maxLevels) {
+    // Evenly spread, the top one (every placement fits) kept.
+    std::vector<int64_t> kept;
+    for (size_t k = 0; k < effort.maxLevels; ++k)
+      kept.push_back(levels[(k + 1) * levels.size() / effort.maxLevels - 1]);
+    levels = std::move(kept);
+  }
+  int64_t perLevel = std::max<int64_t>(
+      8, effort.allowance / std::max<size_t>(1, levels.size()));
   // Local search from several starts per level: the best candidate within
   // the level, and the most different ones (everything on the CPU, the
   // earliest-finish placement, the best of the previous level), since a
@@ -615,7 +650,7 @@ void searchForMakespan(const PlacementProblem &problem,
     MakespanSearch local(problem, level);
     // The fastest few that fit the level start it (the answer at the budget
     // weighs them all).
-    local.offerAll(candidates, kLevelCandidates);
+    local.offerAll(candidates, effort.levelCandidates);
     if (!carried.empty())
       local.offer(carried);
     if (!local.found())
@@ -649,7 +684,8 @@ llvm::Error makeError(const llvm::Twine &message) {
 llvm::Expected<PlacementResult>
 search::improveForMakespan(const PlacementProblem &problem,
                            PlacementStrategy strategy, PlacementResult serial,
-                           const ExactSearchLimits &limits) {
+                           const ExactSearchLimits &limits,
+                           FrontierCache &frontier) {
   PlacementResult result = std::move(serial);
   bool searches = problem.hasGpu && (strategy == PlacementStrategy::Auto ||
                                      strategy == PlacementStrategy::Exact);
@@ -673,7 +709,7 @@ search::improveForMakespan(const PlacementProblem &problem,
         limits.maxMakespanFreeOps, freeOps.size()));
 
   MakespanSearch search(problem, problem.gpuBudgetBytes);
-  searchForMakespan(problem, search);
+  searchForMakespan(problem, search, frontier);
   // No frontier point fits (a repaired placement): the serial answer.
   if (!search.found())
     search.offer(result.placement);

@@ -102,7 +102,14 @@ bool PlacementProblem::fitsBudget(const Placement &placement) const {
 bool PlacementProblem::fitsWithin(const Placement &placement,
                                   const PlacementCost &cost,
                                   int64_t budget) const {
-  return cost.peakGpuBytes <= budget && arenaBytes(placement) <= budget;
+  if (cost.peakGpuBytes > budget)
+    return false;
+  // Every buffer at once within the budget: any layout is (no planning).
+  std::vector<BufferLifetime> buffers = gpuBuffers(placement);
+  int64_t all = 0;
+  for (const BufferLifetime &buffer : buffers)
+    all += alignBufferSize(buffer.bytes);
+  return all <= budget || planMemory(buffers).arenaBytes <= budget;
 }
 
 namespace {

@@ -190,9 +190,11 @@ double timeSlack(double us);
 /// of `strategy` under the serial objective; `auto` and `exact` search from
 /// it for the placement whose schedule is fastest, the others keep it.
 /// Either way the result carries its makespan.
+class FrontierCache;
 llvm::Expected<PlacementResult>
 improveForMakespan(const PlacementProblem &problem, PlacementStrategy strategy,
-                   PlacementResult serial, const ExactSearchLimits &limits);
+                   PlacementResult serial, const ExactSearchLimits &limits,
+                   FrontierCache &frontier);
 
 } // namespace mlir::tandem::search
 

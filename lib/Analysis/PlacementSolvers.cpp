@@ -100,10 +100,11 @@ Placement solveGreedy(const PlacementProblem &problem) {
 
 /// The search `auto` runs and `exact` continues.
 struct AutoSearch {
-  explicit AutoSearch(const PlacementProblem &problem)
-      : problem(problem), incumbent(problem) {}
+  AutoSearch(const PlacementProblem &problem, FrontierCache &frontier)
+      : problem(problem), frontier(frontier), incumbent(problem) {}
 
   const PlacementProblem &problem;
+  FrontierCache &frontier;
   Incumbent incumbent;
   double lowerBoundUs = 0;
   /// The prices of the best Lagrangian bound (empty: none found).
@@ -135,8 +136,8 @@ bool AutoSearch::start() {
   }
   // The fastest frontier point that fits: the frontier does not depend on
   // the budget, so a larger budget never finds a slower one.
-  Frontier frontier = buildFrontier(problem);
-  if (const FrontierPoint *best = frontier.bestWithin(problem.gpuBudgetBytes))
+  if (const FrontierPoint *best =
+          frontier.get().bestWithin(problem.gpuBudgetBytes))
     incumbent.offer(best->placement);
   // Greedy under this budget, so auto never loses to it.
   incumbent.offer(solveGreedy(problem));
@@ -227,8 +228,9 @@ PlacementResult finishSearch(const AutoSearch &search) {
   return result;
 }
 
-llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
-  AutoSearch search(problem);
+llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem,
+                                          FrontierCache &frontier) {
+  AutoSearch search(problem, frontier);
   if (search.start()) {
     search.lagrangianBound();
     search.truncatedBranchAndBound();
@@ -239,7 +241,8 @@ llvm::Expected<PlacementResult> solveAuto(const PlacementProblem &problem) {
 }
 
 llvm::Expected<PlacementResult> solveExact(const PlacementProblem &problem,
-                                           const ExactSearchLimits &limits) {
+                                           const ExactSearchLimits &limits,
+                                           FrontierCache &frontier) {
   int freeOps = 0;
   for (const PlacementOp &op : problem.ops)
     freeOps += !op.isFixed();
@@ -249,7 +252,7 @@ llvm::Expected<PlacementResult> solveExact(const PlacementProblem &problem,
         "ops free to move; this graph has {1}: use strategy 'auto'",
         limits.maxFreeOps, freeOps));
 
-  AutoSearch search(problem);
+  AutoSearch search(problem, frontier);
   if (search.start()) {
     search.lagrangianBound();
     if (!search.proven()) {
@@ -282,7 +285,8 @@ namespace {
 
 llvm::Expected<PlacementResult> solveSerial(const PlacementProblem &problem,
                                             PlacementStrategy strategy,
-                                            const ExactSearchLimits &limits) {
+                                            const ExactSearchLimits &limits,
+                                            FrontierCache &frontier) {
   if (!problem.hasGpu) {
     for (const PlacementOp &op : problem.ops)
       if (op.pin == DeviceKind::GPU || !op.canRunOn(DeviceKind::CPU))
@@ -309,9 +313,9 @@ llvm::Expected<PlacementResult> solveSerial(const PlacementProblem &problem,
   };
   switch (strategy) {
   case PlacementStrategy::Auto:
-    return solveAuto(problem);
+    return solveAuto(problem, frontier);
   case PlacementStrategy::Exact:
-    return solveExact(problem, limits);
+    return solveExact(problem, limits, frontier);
   case PlacementStrategy::MinCut:
     return finish(problem, solveMinCut(problem), 1);
   case PlacementStrategy::Greedy:
@@ -337,9 +341,11 @@ tandem::solvePlacement(const PlacementProblem &problem,
                        PlacementStrategy strategy,
                        const ExactSearchLimits &limits,
                        PlacementObjective objective) {
+  FrontierCache frontier(problem);
   llvm::Expected<PlacementResult> serial =
-      solveSerial(problem, strategy, limits);
+      solveSerial(problem, strategy, limits, frontier);
   if (!serial || objective == PlacementObjective::Serial)
     return serial;
-  return improveForMakespan(problem, strategy, std::move(*serial), limits);
+  return improveForMakespan(problem, strategy, std::move(*serial), limits,
+                            frontier);
 }

@@ -252,8 +252,13 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
   assert(!windows.empty() && llvm::is_sorted(windows, std::greater<int64_t>()) &&
          "windows widest first");
   std::vector<int64_t> arenas(windows.size(), -1);
+  // Every GPU buffer at once within the budget: every window fits.
+  int64_t allBuffers = 0;
+  for (const ArenaBuffer &buffer : program.buffers)
+    if (buffer.arena == Arena::GPU)
+      allBuffers += alignBufferSize(buffer.bytes);
   auto fits = [&](size_t index) {
-    if (windows[index] == 1 || !gpuBudgetBytes)
+    if (windows[index] == 1 || !gpuBudgetBytes || allBuffers <= *gpuBudgetBytes)
       return true; // its arena is laid out once chosen
     program.chooseWaits(windows[index]);
     std::vector<BufferLifetime> lifetimes = program.arenaLifetimes(Arena::GPU);
@@ -292,8 +297,5 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
     chosen = firstFitting(0, start - 1);
   chosen = std::min(chosen, windows.size() - 1);
   program.chooseWaits(windows[chosen]);
-  if (arenas[chosen] < 0)
-    arenas[chosen] = program.gpuArenaBytes();
-  return {windows[chosen], simulateQueueProgram(program).makespanUs,
-          arenas[chosen]};
+  return {windows[chosen], simulateQueueProgram(program).makespanUs};
 }

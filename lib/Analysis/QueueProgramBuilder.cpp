@@ -19,6 +19,22 @@ template <typename List> void sortUnique(List &list) {
   list.erase(std::unique(list.begin(), list.end()), list.end());
 }
 
+/// The end of either builder: each buffer's readers sorted, then the GPU
+/// workspaces, in item order, each live while its item runs.
+void finishBuffers(QueueProgram &program,
+                   llvm::ArrayRef<std::pair<int32_t, int64_t>> workspaces) {
+  for (ArenaBuffer &buffer : program.buffers)
+    sortUnique(buffer.readers);
+  for (auto [item, bytes] : workspaces) {
+    ArenaBuffer workspace;
+    workspace.arena = Arena::GPU;
+    workspace.bytes = bytes;
+    workspace.writer = item;
+    workspace.isWorkspace = true;
+    program.buffers.push_back(std::move(workspace));
+  }
+}
+
 /// Microseconds one queue item takes: an op on its placed device, a
 /// transfer over its link.
 double estimateItemUs(Operation *op, const DeviceProfile &profile) {
@@ -131,17 +147,9 @@ FailureOr<BlockQueueProgram> tandem::buildQueueProgram(Block &block,
         bytes > 0 && device.isGPU())
       workspaces.push_back({index, bytes});
   }
-  for (ArenaBuffer &buffer : program.buffers)
-    sortUnique(buffer.readers);
-  for (auto [item, bytes] : workspaces) {
-    ArenaBuffer workspace;
-    workspace.arena = Arena::GPU;
-    workspace.bytes = bytes;
-    workspace.writer = item;
-    workspace.isWorkspace = true;
-    program.buffers.push_back(std::move(workspace));
+  finishBuffers(program, workspaces);
+  for (auto [item, bytes] : workspaces)
     result.bufferOps.push_back(result.itemOps[item]);
-  }
   return result;
 }
 
@@ -215,16 +223,7 @@ public:
         if (buffer[index][0] >= 0)
           program.buffers[buffer[index][0]].heldToEnd = true;
       }
-    for (ArenaBuffer &arenaBuffer : program.buffers)
-      sortUnique(arenaBuffer.readers);
-    for (auto [item, bytes] : workspaces) {
-      ArenaBuffer workspace;
-      workspace.arena = Arena::GPU;
-      workspace.bytes = bytes;
-      workspace.writer = item;
-      workspace.isWorkspace = true;
-      program.buffers.push_back(std::move(workspace));
-    }
+    finishBuffers(program, workspaces);
     return std::move(program);
   }
 

@@ -257,14 +257,7 @@ void CudaQueueExecutor::countCopy(const OpRecord &op) {
   if (op.kind != img::kTransfer)
     return;
   std::lock_guard<std::mutex> lock(rt.statsMutex);
-  int64_t bytes = op.result.bytes();
-  if (op.device == img::kGpu) {
-    ++rt.h2dCount;
-    rt.h2dBytes += bytes;
-  } else {
-    ++rt.d2hCount;
-    rt.d2hBytes += bytes;
-  }
+  countCopyLocked(rt, op);
 }
 
 void CudaQueueExecutor::submit(int32_t index, void **operands, void *result) {

@@ -280,6 +280,17 @@ double paceToPrediction(TandemRuntime &rt, const OpRecord &op, double start,
 
 } // namespace
 
+void tandem::rt::countCopyLocked(TandemRuntime &rt, const OpRecord &op) {
+  int64_t bytes = op.result.bytes();
+  if (op.device == img::kGpu) {
+    ++rt.h2dCount;
+    rt.h2dBytes += bytes;
+  } else {
+    ++rt.d2hCount;
+    rt.d2hBytes += bytes;
+  }
+}
+
 void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
                               void **operands, void *result) {
   if (rt.failed)
@@ -319,14 +330,7 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
     seconds = paceToPrediction(rt, op, start, seconds);
   std::lock_guard<std::mutex> lock(rt.statsMutex);
   if (op.kind == img::kTransfer) {
-    int64_t bytes = op.result.bytes();
-    if (op.device == img::kGpu) {
-      ++rt.h2dCount;
-      rt.h2dBytes += bytes;
-    } else {
-      ++rt.d2hCount;
-      rt.d2hBytes += bytes;
-    }
+    countCopyLocked(rt, op);
     rt.copySeconds += seconds;
   }
   if (!rt.options.trace.empty())

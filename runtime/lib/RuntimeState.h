@@ -134,6 +134,9 @@ void tearDown(TandemRuntime &rt);
 /// rt.failure and makes the run's later ops do nothing.
 void executeOp(TandemRuntime &rt, int32_t index, void **operands,
                void *result);
+/// Counts a copy (a transfer op) in the run's statistics; rt.statsMutex
+/// held.
+void countCopyLocked(TandemRuntime &rt, const OpRecord &op);
 /// Runs op `index` now, on the calling thread.
 void executeOpNow(TandemRuntime &rt, int32_t index, void **operands,
                   void *result);

@@ -214,7 +214,6 @@ llvm::StringRef stringifyPlacementObjective(PlacementObjective objective);
 struct MakespanPrediction {
   double us = 0;
   int64_t window = 1;
-  int64_t gpuArenaBytes = 0;
 };
 MakespanPrediction predictMakespan(const PlacementProblem &problem,
                                    const Placement &placement);

@@ -133,7 +133,6 @@ SimulatedSchedule simulateQueueProgram(const QueueProgram &program);
 struct WindowChoice {
   int64_t window = 1;
   double makespanUs = 0;
-  int64_t gpuArenaBytes = 0;
 };
 
 /// Keeps the widest of `windows` (sorted widest first) whose GPU arena fits

@@ -106,8 +106,10 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
       return failure();
     WindowChoice chosen =
         chooseScheduleWindow(built->program, budget, candidates);
-    if (window != 0 && budget && chosen.gpuArenaBytes > *budget &&
-        chosen.window != 1) {
+    int64_t arena = window != 0 && budget && chosen.window != 1
+                        ? built->program.gpuArenaBytes()
+                        : 0;
+    if (window != 0 && budget && arena > *budget && chosen.window != 1) {
       QueueProgram widest = built->program;
       WindowChoice fits =
           chooseScheduleWindow(widest, budget, getDefaultScheduleWindows());
@@ -116,7 +118,7 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
              << (chosen.window == kUnboundedWindow
                      ? std::string("-1 (unbounded)")
                      : std::to_string(chosen.window))
-             << " needs a GPU arena of " << chosen.gpuArenaBytes
+             << " needs a GPU arena of " << arena
              << " bytes, over the budget of " << *budget
              << " bytes (a wider window keeps more copies in flight); the "
                 "widest window that fits is "
