@@ -1,8 +1,10 @@
 // --tandem-schedule under a GPU budget: the widest window whose arena fits
-// is chosen, and a fixed window the budget cannot hold is an error naming
-// the bytes and the window that fits.
+// is chosen, and a fixed window the budget cannot hold is a warning naming
+// the bytes and the window that fits (still scheduled, so the arena it
+// would need can be looked at), then --tandem-plan-memory's error.
 // RUN: tandem-opt %s --tandem-schedule --tandem-plan-memory | FileCheck %s
 // RUN: tandem-opt %s --tandem-schedule=window=-1 -verify-diagnostics -o /dev/null
+// RUN: not tandem-opt %s --tandem-schedule=window=-1 --tandem-plan-memory -o /dev/null 2>&1 | FileCheck %s --check-prefix=PLAN
 // RUN: tandem-opt %s --tandem-schedule=window=1 --tandem-plan-memory | FileCheck %s
 
 // Two streamed weights of 256 KiB under 300,000 bytes: prefetching the
@@ -11,7 +13,9 @@
 // CHECK-LABEL: func.func @streamed_under_budget
 // CHECK-SAME: tandem.gpu_arena_bytes = 270336 : i64
 // CHECK: tandem.wait <h2d> for
-// expected-error @+1 {{the schedule window -1 (unbounded) needs a GPU arena of 532480 bytes, over the budget of 300000 bytes (a wider window keeps more copies in flight); the widest window that fits is 1}}
+// PLAN: warning: the schedule window -1 (unbounded) needs a GPU arena of 532480 bytes, over the budget of 300000 bytes
+// PLAN: error: the GPU arena needs 532480 bytes, over the budget of 300000 bytes
+// expected-warning @+1 {{the schedule window -1 (unbounded) needs a GPU arena of 532480 bytes, over the budget of 300000 bytes (a wider window keeps more copies in flight); the widest window that fits is 1}}
 func.func @streamed_under_budget(%x: tensor<4x256xf32>) -> tensor<4x256xf32> attributes {tandem.gpu_memory_budget = 300000 : i64} {
   %xg = tandem.transfer %x : tensor<4x256xf32> to #tandem.device<gpu>
   %w1 = tandem.weight "w1" {tandem.device = #tandem.device<cpu>} : tensor<256x256xf32>

@@ -113,7 +113,9 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
       QueueProgram widest = built->program;
       WindowChoice fits =
           chooseScheduleWindow(widest, budget, getDefaultScheduleWindows());
-      return func.emitError()
+      // A warning: the arena it asks for is still reported (a what-if), and
+      // --tandem-plan-memory refuses it with the buffers at the peak.
+      func.emitWarning()
              << "the schedule window "
              << (chosen.window == kUnboundedWindow
                      ? std::string("-1 (unbounded)")
