@@ -4,12 +4,15 @@
 
 #include "tandem/Support/Format.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemSchedule.h"
 #include "tandem/Support/OutputFile.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <array>
 
 namespace mlir::tandem {
 #define GEN_PASS_DEF_VIEWPLACEMENT
@@ -83,9 +86,33 @@ void writeDot(FunctionOpInterface func, raw_ostream &os) {
     return node;
   };
 
+  // A scheduled function's queues, drawn as lanes: each queue's ops in a
+  // cluster of their own, in block order; a wait is a dotted edge from the
+  // op waited for to the next op of the waiting queue.
+  bool scheduled = isScheduled(func);
+  std::array<std::vector<std::string>, kNumQueues> lanes;
+  std::array<std::vector<std::string>, kNumQueues> pendingWaits;
+  std::vector<std::string> waitEdges;
+  llvm::DenseMap<Operation *, std::string> nodeOfOp;
+
   int index = 0;
   for (Operation &op : block) {
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      for (Value value : wait.getValues())
+        if (Operation *producer = value.getDefiningOp())
+          if (auto it = nodeOfOp.find(producer); it != nodeOfOp.end())
+            pendingWaits[int(wait.getQueue())].push_back(it->second);
+      continue;
+    }
     std::string node = llvm::formatv("op{0}", index++);
+    nodeOfOp[&op] = node;
+    if (scheduled)
+      if (std::optional<QueueKind> queue = getScheduledQueue(&op)) {
+        lanes[int(*queue)].push_back(node);
+        for (const std::string &waited : pendingWaits[int(*queue)])
+          waitEdges.push_back(waited + " -> " + node);
+        pendingWaits[int(*queue)].clear();
+      }
     DeviceAttr device =
         op.getAttrOfType<DeviceAttr>(TandemDialect::kDeviceAttrName);
     bool pinned = op.hasAttr(TandemDialect::kPinAttrName);
@@ -137,6 +164,23 @@ void writeDot(FunctionOpInterface func, raw_ostream &os) {
     for (Value result : op.getResults())
       nodeOf[result] = node;
   }
+  for (int queue = 0; queue < kNumQueues; ++queue) {
+    if (lanes[queue].empty())
+      continue;
+    llvm::StringRef name = stringifyQueueKind(QueueKind(queue));
+    os << "  subgraph cluster_" << name << " {\n    label=\"" << name
+       << " queue\"; style=\"rounded,dashed\"; color=\"#808080\";\n";
+    for (const std::string &node : lanes[queue])
+      os << "    " << node << ";\n";
+    // The queue's order, top to bottom.
+    for (size_t k = 1; k < lanes[queue].size(); ++k)
+      os << "    " << lanes[queue][k - 1] << " -> " << lanes[queue][k]
+         << " [style=invis, weight=10];\n";
+    os << "  }\n";
+  }
+  for (const std::string &edge : waitEdges)
+    os << "  " << edge
+       << " [style=dotted, color=\"#606060\", constraint=false, label=\"wait\"];\n";
   os << "}\n";
 }
 

@@ -195,7 +195,10 @@ def ViewPlacement : Pass<"tandem-view-placement", "::mlir::ModuleOp"> {
     Writes the placed function as Graphviz DOT: ops coloured by device
     (CPU blue, GPU green), pinned ops with a bold border, transfers drawn as
     orange edges labelled with their bytes. Works before or after
-    --tandem-insert-transfers. `--tandem-view-placement=FILE` is short for
+    --tandem-insert-transfers. After --tandem-schedule, each queue (cpu,
+    gpu, h2d, d2h) is a lane, a cluster of its ops in their order, and each
+    wait a dotted edge from the op waited for to the op that waits.
+    `--tandem-view-placement=FILE` is short for
     `--tandem-view-placement=file=FILE`.
   }];
   let options = [
