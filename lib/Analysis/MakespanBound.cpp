@@ -2,8 +2,12 @@
 
 #include "tandem/Analysis/MakespanBound.h"
 
+#include "tandem/Analysis/QueueProgramBuilder.h"
+#include "llvm/ADT/BitVector.h"
+
 #include <array>
 #include <cmath>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -138,9 +142,10 @@ public:
   /// search around the best point (the dual is concave).
   double best(BoundEffort effort) const {
     bool withWeights = rho > 0 && overBudget > 0;
-    const int kGrid = effort == BoundEffort::Full ? 16 : 4;
-    const double kFinestStep = effort == BoundEffort::Full ? 1e-7 : 1e-3;
-    const int kRounds = effort == BoundEffort::Full ? 64 : 8;
+    bool fine = effort != BoundEffort::Quick;
+    const int kGrid = fine ? 16 : 4;
+    const double kFinestStep = fine ? 1e-7 : 1e-3;
+    const int kRounds = fine ? 64 : 8;
     double bestValue = 0, bestA = 0, bestB = 0, bestK = 0;
     auto consider = [&](double a, double b, double k) {
       if (a < 0 || b < 0 || k < 0 || a + b + k > 1 + 1e-12)
@@ -181,10 +186,219 @@ private:
   double rho = 0;
 };
 
+/// Beyond this many items a placement's memory test looks only at each
+/// item's own buffers (the happens-before sets are quadratic).
+constexpr size_t kMaxOrderedItems = 2048;
+
+/// The bound of one placement under every schedule of its queue program,
+/// or nullopt where no schedule of it can fit `budget`: the GPU bytes some
+/// item certainly needs while it runs (every resident weight, its own
+/// buffers and workspace, and every buffer written before it and read after
+/// it in every order the data allows) exceed the budget.
+std::optional<double> placementBoundUs(const PlacementProblem &problem,
+                                       const Placement &placement,
+                                       int64_t budget) {
+  QueueProgram program = buildQueueProgram(problem, placement);
+  size_t count = program.items.size();
+  // An item starts after its inputs end, in any schedule; a queue runs one
+  // item at a time.
+  std::vector<double> finish(count, 0);
+  std::array<double, kNumQueues> busy{};
+  double longest = 0;
+  for (size_t index = 0; index < count; ++index) {
+    const QueueItem &item = program.items[index];
+    double start = 0;
+    for (int32_t input : item.inputs)
+      start = std::max(start, finish[input]);
+    finish[index] = start + item.us;
+    longest = std::max(longest, finish[index]);
+    busy[item.queue] += item.us;
+  }
+  for (double queueUs : busy)
+    longest = std::max(longest, queueUs);
+
+  if (!problem.hasGpu)
+    return longest;
+  // Items are in block order, inputs before readers: the ancestors of each.
+  bool ordered = count <= kMaxOrderedItems;
+  std::vector<llvm::BitVector> before;
+  if (ordered) {
+    before.assign(count, llvm::BitVector(count));
+    for (size_t index = 0; index < count; ++index)
+      for (int32_t input : program.items[index].inputs) {
+        before[index] |= before[input];
+        before[index].set(input);
+      }
+  }
+  auto precedes = [&](int32_t first, size_t item) {
+    return ordered && before[item].test(first);
+  };
+  int64_t resident = 0;
+  std::vector<int64_t> need(count, 0);
+  for (const ArenaBuffer &buffer : program.buffers) {
+    if (buffer.arena != Arena::GPU)
+      continue;
+    int64_t bytes = alignBufferSize(buffer.bytes);
+    if (buffer.writer < 0) {
+      resident += bytes;
+      continue;
+    }
+    // Its writer and readers need it; so does every item after its writer
+    // and before one of its readers (or the end, for a result).
+    need[buffer.writer] += bytes;
+    for (int32_t reader : buffer.readers)
+      if (reader != buffer.writer)
+        need[reader] += bytes;
+    if (!ordered || buffer.isWorkspace)
+      continue;
+    for (size_t index = buffer.writer + 1; index < count; ++index) {
+      if (!precedes(buffer.writer, index) ||
+          llvm::is_contained(buffer.readers, int32_t(index)))
+        continue;
+      bool readAfter = buffer.heldToEnd;
+      for (int32_t reader : buffer.readers)
+        readAfter |= precedes(int32_t(index), reader);
+      if (readAfter)
+        need[index] += bytes;
+    }
+  }
+  int64_t most = resident;
+  for (int64_t bytes : need)
+    most = std::max(most, resident + bytes);
+  if (most > budget)
+    return std::nullopt;
+  return longest;
+}
+
+/// True if no completion of `pinned`'s pins can fit its budget: the weights
+/// fixed on the GPU (resident), with the buffers some op fixed there reads
+/// and writes while it runs (a weight it reads needs its bytes there,
+/// resident or streamed), exceed it.
+bool surelyOverBudget(const PlacementProblem &pinned) {
+  auto onGpu = [](const PlacementOp &op) {
+    return op.isFixed() &&
+           (op.pin ? *op.pin == DeviceKind::GPU : !op.canRunOn(DeviceKind::CPU));
+  };
+  // A value read through views: the value whose buffer it shares, at most.
+  auto root = [&](int value) {
+    for (int producer = pinned.values[value].producer;
+         producer >= 0 && pinned.ops[producer].aliasesOperand;
+         producer = pinned.values[value].producer)
+      value = pinned.ops[producer].operands.front();
+    return value;
+  };
+  auto isResident = [&](int value) {
+    int producer = pinned.values[value].producer;
+    return producer >= 0 && pinned.ops[producer].isWeight &&
+           onGpu(pinned.ops[producer]);
+  };
+  int64_t resident = 0;
+  for (const PlacementOp &op : pinned.ops)
+    if (op.isWeight && onGpu(op))
+      for (int value : op.results)
+        resident += alignBufferSize(pinned.values[value].bytes);
+  int64_t most = 0;
+  llvm::SmallVector<int, 8> seen;
+  for (const PlacementOp &op : pinned.ops) {
+    if (op.isWeight || op.aliasesOperand || !onGpu(op))
+      continue;
+    int64_t bytes = alignBufferSize(op.gpuWorkspaceBytes);
+    seen.clear();
+    for (int value : op.operands) {
+      int shared = root(value);
+      if (isResident(shared) || llvm::is_contained(seen, shared))
+        continue;
+      seen.push_back(shared);
+      bytes += alignBufferSize(pinned.values[shared].bytes);
+    }
+    for (int value : op.results)
+      bytes += alignBufferSize(pinned.values[value].bytes);
+    most = std::max(most, bytes);
+  }
+  return resident + most > pinned.gpuBudgetBytes;
+}
+
+/// The placements term: the least placementBoundUs over the placements of
+/// the free ops, by branch and bound. A node fixes the ops decided so far as
+/// pins; where the chain and load bound of that problem is no lower than the
+/// least found, no completion of it can be lower. nullopt where too many
+/// ops are free, the search ran out of nodes, or nothing can fit.
+std::optional<double> placementsBoundUs(const PlacementProblem &problem,
+                                        double globalUs,
+                                        std::optional<double> fittingUs) {
+  std::vector<int> freeOps;
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (!op.isFixed())
+      freeOps.push_back(index);
+  if (!problem.hasGpu || int(freeOps.size()) > kMaxEnumeratedFreeOps)
+    return std::nullopt;
+  // The weights first, largest first: deciding residency early is what
+  // lets the memory test prune.
+  auto weightBytes = [&](int op) {
+    int64_t bytes = 0;
+    if (problem.ops[op].isWeight)
+      for (int value : problem.ops[op].results)
+        bytes += problem.values[value].bytes;
+    return bytes;
+  };
+  llvm::stable_sort(freeOps, [&](int a, int b) {
+    return weightBytes(a) > weightBytes(b);
+  });
+  PlacementProblem pinned = problem;
+  Placement placement(problem.ops.size(), 0);
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (op.isFixed())
+      placement[index] =
+          op.pin ? *op.pin == DeviceKind::GPU : !op.canRunOn(DeviceKind::CPU);
+  // A placement known to fit bounds the least from above (its own bound is
+  // below its makespan), and so do the leanest and the fullest placement
+  // where they fit: the search prunes from its first nodes.
+  double least = fittingUs.value_or(kNever);
+  for (const Placement &start :
+       {problem.leastGpuPlacement(), problem.mostGpuPlacement()})
+    if (std::optional<double> us =
+            placementBoundUs(problem, start, problem.gpuBudgetBytes))
+      least = std::min(least, *us);
+  int64_t nodes = 0;
+  bool finished = true;
+  std::function<void(size_t)> visit = [&](size_t depth) {
+    // Done once the least reaches the chain and load bound: no higher.
+    if (!finished || least <= globalUs)
+      return;
+    if (++nodes > kMaxEnumeratedNodes) {
+      finished = false;
+      return;
+    }
+    if (depth == freeOps.size()) {
+      if (std::optional<double> us =
+              placementBoundUs(problem, placement, problem.gpuBudgetBytes))
+        least = std::min(least, *us);
+      return;
+    }
+    if (surelyOverBudget(pinned))
+      return;
+    if (depth > 0 && least < kNever &&
+        computeMakespanBound(pinned, BoundEffort::Quick).us() >= least)
+      return;
+    int op = freeOps[depth];
+    for (uint8_t device : {uint8_t(1), uint8_t(0)}) {
+      placement[op] = device;
+      pinned.ops[op].pin = device ? DeviceKind::GPU : DeviceKind::CPU;
+      visit(depth + 1);
+    }
+    pinned.ops[op].pin.reset();
+  };
+  visit(0);
+  if (!finished || least == kNever)
+    return std::nullopt;
+  return least;
+}
+
 } // namespace
 
 MakespanBound tandem::computeMakespanBound(const PlacementProblem &problem,
-                                           BoundEffort effort) {
+                                           BoundEffort effort,
+                                           std::optional<double> fittingUs) {
   std::vector<std::array<bool, 2>> allowed;
   allowed.reserve(problem.ops.size());
   for (const PlacementOp &op : problem.ops) {
@@ -195,8 +409,13 @@ MakespanBound tandem::computeMakespanBound(const PlacementProblem &problem,
   MakespanBound bound;
   bound.chainUs = chainBoundUs(problem, allowed);
   bound.loadUs = LoadBound(problem, allowed).best(effort);
+  if (effort == BoundEffort::Exhaustive)
+    bound.placementsUs = placementsBoundUs(
+        problem, std::max(bound.chainUs, bound.loadUs), fittingUs);
   // Rounding in the sums must not lift a bound above a makespan it equals.
   bound.chainUs *= 1 - 1e-12;
   bound.loadUs *= 1 - 1e-9;
+  if (bound.placementsUs)
+    *bound.placementsUs *= 1 - 1e-12;
   return bound;
 }

@@ -65,7 +65,12 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
   double makespan = result.makespanUs
                         ? *result.makespanUs
                         : predictMakespan(problem, result.placement).us;
-  MakespanBound bound = computeMakespanBound(problem);
+  int64_t arena = problem.arenaBytes(result.placement);
+  std::optional<double> fittingUs;
+  if (arena <= problem.gpuBudgetBytes || !problem.hasGpu)
+    fittingUs = makespan;
+  MakespanBound bound =
+      computeMakespanBound(problem, BoundEffort::Exhaustive, fittingUs);
   bool bySerial = objective == PlacementObjective::Serial;
   return Object{
       {"strategy", strategy},
@@ -74,7 +79,7 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
       {"function", functionName},
       {"gpu_memory_budget_bytes", problem.gpuBudgetBytes},
       {"peak_gpu_bytes", cost.peakGpuBytes},
-      {"gpu_arena_bytes", problem.arenaBytes(result.placement)},
+      {"gpu_arena_bytes", arena},
       {"predicted_us", Object{{"total", bySerial ? cost.totalUs() : makespan},
                               {"serial", cost.totalUs()},
                               {"makespan", makespan},
@@ -88,7 +93,9 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
       {"serial_lower_bound_us", orNull(result.lowerBoundUs)},
       {"makespan_lower_bound_us", bound.us()},
       {"makespan_bound_terms_us",
-       Object{{"chain", bound.chainUs}, {"load", bound.loadUs}}},
+       Object{{"chain", bound.chainUs},
+              {"load", bound.loadUs},
+              {"placements", orNull(bound.placementsUs)}}},
       {"transfers", Object{{"h2d_count", cost.h2dCount},
                            {"d2h_count", cost.d2hCount},
                            {"h2d_bytes", cost.h2dBytes},

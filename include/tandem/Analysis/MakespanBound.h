@@ -3,7 +3,7 @@
 // A bound below the makespan of every placement of a problem within its GPU
 // budget, under every schedule (pins held): what the report's
 // `lower_bound_us` states, and what `auto`'s makespan is measured against.
-// It is the larger of two relaxations, each with its own proof:
+// It is the largest of three relaxations, each with its own proof:
 //
 // - the chain: the longest path from the inputs (on the host) to the
 //   results (back on the host), each op on whichever device finishes it
@@ -15,7 +15,16 @@
 //   and the weights an op reads on the GPU are resident or copied in each
 //   run, so the weight bytes the GPU ops read, beyond what the budget can
 //   keep resident, are copied at the link's rate. Any point of the linear
-//   program's dual is a bound (weak duality); the best one is searched for.
+//   program's dual is a bound (weak duality); the best one is searched for;
+// - the placements (where few enough ops are free to enumerate them by
+//   branch and bound): the least, over every placement that can fit, of the
+//   placement's own bound. With the devices fixed the copies are known, so
+//   no schedule of that placement, in any order, beats the longest path of
+//   its data dependencies or the busy time of its busiest queue; and a
+//   placement cannot fit when, beside its resident weights, the buffers some
+//   op or copy needs while it runs (its own, and those written before it and
+//   read after it in every order) exceed the budget. This is what sees that
+//   a streamed weight needs room next to the resident ones.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,24 +34,42 @@
 #include "tandem/Analysis/PlacementProblem.h"
 
 #include <algorithm>
+#include <optional>
 
 namespace mlir::tandem {
 
 struct MakespanBound {
   /// The chain term and the load term, microseconds.
   double chainUs = 0, loadUs = 0;
+  /// The placements term, where it was computed (BoundEffort::Exhaustive,
+  /// few enough free ops, the enumeration finished).
+  std::optional<double> placementsUs;
 
-  double us() const { return std::max(chainUs, loadUs); }
+  double us() const {
+    return std::max({chainUs, loadUs, placementsUs.value_or(0)});
+  }
 };
 
-/// How hard the load term's dual is searched: `Full` for the report, `Quick`
-/// (a coarse grid, a short refinement) where a search needs a bound at each
-/// of many nodes. Either is a valid bound.
-enum class BoundEffort { Full, Quick };
+/// How hard the bound is worked for: `Quick` (the load term's dual on a
+/// coarse grid, a short refinement) where a search needs a bound at each of
+/// many nodes; `Full` (the dual searched finely); `Exhaustive`, for the
+/// report, adds the placements term where at most kMaxEnumeratedFreeOps
+/// ops are free. Each is a valid bound.
+enum class BoundEffort { Quick, Full, Exhaustive };
 
-/// The bound for `problem` under its gpuBudgetBytes.
-MakespanBound computeMakespanBound(const PlacementProblem &problem,
-                                   BoundEffort effort = BoundEffort::Full);
+/// The placements term is enumerated where at most this many ops are free
+/// to move, and given up (left out) after kMaxEnumeratedNodes search nodes.
+constexpr int kMaxEnumeratedFreeOps = 20;
+constexpr int64_t kMaxEnumeratedNodes = int64_t(1) << 14;
+
+/// The bound for `problem` under its gpuBudgetBytes. `fittingUs`, if
+/// given, is the predicted makespan of a placement whose arena fits the
+/// budget: the placements term never exceeds it, so its search starts
+/// pruning there.
+MakespanBound
+computeMakespanBound(const PlacementProblem &problem,
+                     BoundEffort effort = BoundEffort::Full,
+                     std::optional<double> fittingUs = std::nullopt);
 
 } // namespace mlir::tandem
 

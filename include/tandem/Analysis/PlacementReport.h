@@ -5,7 +5,7 @@
 // peak_gpu_bytes, gpu_arena_bytes,
 // predicted_us {total, serial, makespan, cpu_compute, gpu_compute, transfer},
 // optimal_us, lower_bound_us, serial_lower_bound_us, makespan_lower_bound_us,
-// makespan_bound_terms_us {chain, load},
+// makespan_bound_terms_us {chain, load, placements},
 // transfers {h2d_count, d2h_count, h2d_bytes, d2h_bytes},
 // ops [{id, name, loc, device, pinned, cpu_us, gpu_us}],
 // values [{id, producer, bytes, weight, consumers, host_operand_of, h2d_us,
