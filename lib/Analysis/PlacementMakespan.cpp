@@ -68,10 +68,6 @@ MakespanPrediction tandem::predictMakespan(const PlacementProblem &problem,
 
 namespace {
 
-/// `auto` finishes with the branch and bound of `exact` where at most this
-/// many ops are free to move (at most 2^k leaves, most pruned).
-constexpr int kAutoBranchAndBoundOps = 12;
-
 /// Improvements below this share of the makespan are noise, not progress.
 constexpr double kRelativeEpsilon = 1e-9;
 
@@ -723,12 +719,12 @@ search::improveForMakespan(const PlacementProblem &problem,
           limits.maxNodes));
     result.searchNodes += nodes;
     result.optimalMakespanUs = search.bestUs;
-  } else if (int(freeOps.size()) <= kAutoBranchAndBoundOps) {
+  } else if (int(freeOps.size()) <= limits.autoBranchAndBoundOps) {
     // Few enough ops to finish the branch and bound from the heuristic's
     // answer: the optimum, which never gets slower with more memory.
     MakespanSearch tree = search;
     int64_t nodes = 0;
-    if (branchAndBound(tree, freeOps, int64_t(1) << 20, nodes)) {
+    if (branchAndBound(tree, freeOps, limits.autoBranchAndBoundNodes, nodes)) {
       search.best = tree.best;
       search.bestUs = tree.bestUs;
     }

@@ -245,6 +245,11 @@ struct ExactSearchLimits {
   int64_t maxNodes = 200000;
   /// Under the makespan objective `exact` branches on each free op.
   int maxMakespanFreeOps = 20;
+  /// Under the makespan objective `auto` finishes with exact's branch and
+  /// bound where at most this many ops are free and it ends within
+  /// autoBranchAndBoundNodes (0: auto's own search alone, for tests).
+  int autoBranchAndBoundOps = 20;
+  int64_t autoBranchAndBoundNodes = int64_t(1) << 17;
 };
 
 /// No placement fits the budget. Carries the ops that must be on the GPU
