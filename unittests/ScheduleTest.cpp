@@ -281,11 +281,10 @@ void compareAutoWithExact(unsigned seed, int trials, int minOps, int opsRange,
 }
 
 TEST(ScheduleTest, AutoIsWithinFivePercentOfExact) {
-  // Up to 20 free ops auto finishes with exact's branch and bound (the
-  // optimum, where it ends within its nodes; auto's own answer elsewhere):
-  // within 5% of exact on every graph.
-  compareAutoWithExact(31, 240, 6, 14, 0, 20, "random graphs",
-                       ExactSearchLimits(), {1.05, 1.001, 0});
+  // Up to 16 free ops auto finishes with exact's branch and bound: the
+  // optimum on every graph.
+  compareAutoWithExact(31, 240, 6, 14, 0, 16, "random graphs",
+                       ExactSearchLimits(), {1 + 1e-9, 1 + 1e-9, 0});
 }
 
 TEST(ScheduleTest, AutoSearchAloneAgainstExact) {

@@ -724,7 +724,9 @@ search::improveForMakespan(const PlacementProblem &problem,
     // answer: the optimum, which never gets slower with more memory.
     MakespanSearch tree = search;
     int64_t nodes = 0;
-    if (branchAndBound(tree, freeOps, limits.autoBranchAndBoundNodes, nodes)) {
+    // Room for the whole tree: it always ends.
+    int64_t wholeTree = int64_t(2) << freeOps.size();
+    if (branchAndBound(tree, freeOps, wholeTree, nodes)) {
       search.best = tree.best;
       search.bestUs = tree.bestUs;
     }

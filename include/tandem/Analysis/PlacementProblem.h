@@ -246,10 +246,10 @@ struct ExactSearchLimits {
   /// Under the makespan objective `exact` branches on each free op.
   int maxMakespanFreeOps = 20;
   /// Under the makespan objective `auto` finishes with exact's branch and
-  /// bound where at most this many ops are free and it ends within
-  /// autoBranchAndBoundNodes (0: auto's own search alone, for tests).
-  int autoBranchAndBoundOps = 20;
-  int64_t autoBranchAndBoundNodes = int64_t(1) << 17;
+  /// bound, to the end, where at most this many ops are free (0: auto's own
+  /// search alone, for tests). It is never cut short: an answer that
+  /// depended on where a search stopped could get slower with more memory.
+  int autoBranchAndBoundOps = 16;
 };
 
 /// No placement fits the budget. Carries the ops that must be on the GPU
