@@ -13,9 +13,11 @@
 // taken from the problem alone, the best of these within the level is
 // improved by local moves (an op to the other device, alone or with the
 // weights only it reads) while they shorten the makespan within the level.
-// Nothing but the final pricing looks at the budget, so a larger budget
-// only adds candidates and widens windows: `auto` is never slower with
-// more memory. A move is first priced
+// The budget decides only how many levels are searched (up to the first
+// above it: every placement a search there steps through that fits the
+// budget is a candidate) and the final pricing, so a larger budget only adds
+// candidates and widens windows: `auto` is never slower with more memory.
+// A move is first priced
 // with no window at all (only data orders the queues), a bound below its
 // makespan under any window, so most moves cost one simulation. The effort
 // is rationed by the size of the program, so placement stays near-linear.
@@ -108,6 +110,8 @@ public:
                      cost.totalUs() >= bestSerialUs * (1 - kRelativeEpsilon))))
       return false;
     best = placement;
+    if (archive)
+      archive->push_back(placement);
     bestUs = us;
     bestSerialUs = cost.totalUs();
     bestWindow = predicted.window;
@@ -196,6 +200,8 @@ public:
   const PlacementProblem &problem;
   /// What every placement offered must fit, and the windows are chosen in.
   const int64_t budget;
+  /// If set, receives every placement offer() takes (local search's path).
+  std::vector<Placement> *archive = nullptr;
   Placement best;
   double bestUs = 0, bestSerialUs = 0;
   int64_t bestWindow = 0; // its schedule's window: the next one's hint
@@ -553,9 +559,10 @@ std::vector<int64_t> searchLevels(const PlacementProblem &problem,
 /// R(L): the fastest within L of the frontier's points up to L, their
 /// streaming ladders, greedy's prefixes and the previous level's R, then
 /// improved by local moves within L. The answer is the fastest at the
-/// budget of every R(L) with L within it, every frontier point within it,
-/// their ladders and greedy's prefixes: a set that only grows with the
-/// budget, each member no slower with more memory.
+/// budget of every R(L) with L within it, every placement the searches of
+/// the levels up to the first above it stepped through that fits it, every
+/// frontier point within it, their ladders and greedy's prefixes: a set that
+/// only grows with the budget, each member no slower with more memory.
 /// How much searching a problem of its size affords: pricing a placement
 /// costs a simulation and, where the budget may bind, a layout (quadratic in
 /// the buffers up to a few thousand), so the effort falls with the square
@@ -640,22 +647,30 @@ void searchForMakespan(const PlacementProblem &problem,
   // move of one or two ops does not cross from one to another.
   Placement leastGpu = problem.leastGpuPlacement();
   Placement carried;
+  // Every placement the local searches step through: those of a level
+  // above the budget that fit it are candidates too. Levels are searched up
+  // to the first above the budget, so a larger budget searches the same
+  // levels or more: the candidates only grow with the budget.
+  std::vector<Placement> stepped;
   for (int64_t level : levels) {
-    if (level > budget)
-      break;
+    bool aboveBudget = level > budget;
     MakespanSearch local(problem, level);
     // The fastest few that fit the level start it (the answer at the budget
     // weighs them all).
     local.offerAll(candidates, effort.levelCandidates);
     if (!carried.empty())
       local.offer(carried);
-    if (!local.found())
+    if (!local.found()) {
+      if (aboveBudget)
+        break;
       continue; // below what the pinned and GPU-only ops need
+    }
     std::vector<Placement> starts = {local.best, leastGpu, earliest};
     if (!carried.empty())
       starts.push_back(carried);
     for (const Placement &start : starts) {
       MakespanSearch from(problem, level);
+      from.archive = &stepped;
       from.offer(start);
       if (!from.found())
         continue;
@@ -668,7 +683,11 @@ void searchForMakespan(const PlacementProblem &problem,
     search.evaluations += local.evaluations;
     carried = local.best;
     search.offer(carried);
+    if (aboveBudget)
+      break;
   }
+  for (const Placement &placement : stepped)
+    search.offer(placement);
 }
 
 llvm::Error makeError(const llvm::Twine &message) {
