@@ -2,12 +2,13 @@
 
 #include "tandem/Analysis/MakespanBound.h"
 
+#include "PlacementSearch.h"
+
 #include "tandem/Analysis/QueueProgramBuilder.h"
 #include "llvm/ADT/BitVector.h"
 
 #include <array>
 #include <cmath>
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -276,8 +277,7 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
 /// resident or streamed), exceed it.
 bool surelyOverBudget(const PlacementProblem &pinned) {
   auto onGpu = [](const PlacementOp &op) {
-    return op.isFixed() &&
-           (op.pin ? *op.pin == DeviceKind::GPU : !op.canRunOn(DeviceKind::CPU));
+    return op.isFixed() && op.fixedDevice();
   };
   // A value read through views: the value whose buffer it shares, at most.
   auto root = [&](int value) {
@@ -344,12 +344,6 @@ std::optional<double> placementsBoundUs(const PlacementProblem &problem,
   llvm::stable_sort(freeOps, [&](int a, int b) {
     return weightBytes(a) > weightBytes(b);
   });
-  PlacementProblem pinned = problem;
-  Placement placement(problem.ops.size(), 0);
-  for (auto [index, op] : llvm::enumerate(problem.ops))
-    if (op.isFixed())
-      placement[index] =
-          op.pin ? *op.pin == DeviceKind::GPU : !op.canRunOn(DeviceKind::CPU);
   // A placement known to fit bounds the least from above (its own bound is
   // below its makespan), and so do the leanest and the fullest placement
   // where they fit: the search prunes from its first nodes.
@@ -359,36 +353,21 @@ std::optional<double> placementsBoundUs(const PlacementProblem &problem,
     if (std::optional<double> us =
             placementBoundUs(problem, start, problem.gpuBudgetBytes))
       least = std::min(least, *us);
-  int64_t nodes = 0;
-  bool finished = true;
-  std::function<void(size_t)> visit = [&](size_t depth) {
+  auto prune = [&](const PlacementProblem &pinned, size_t depth) {
     // Done once the least reaches the chain and load bound: no higher.
-    if (!finished || least <= globalUs)
-      return;
-    if (++nodes > kMaxEnumeratedNodes) {
-      finished = false;
-      return;
-    }
-    if (depth == freeOps.size()) {
-      if (std::optional<double> us =
-              placementBoundUs(problem, placement, problem.gpuBudgetBytes))
-        least = std::min(least, *us);
-      return;
-    }
-    if (surelyOverBudget(pinned))
-      return;
-    if (depth > 0 && least < kNever &&
-        computeMakespanBound(pinned, BoundEffort::Quick).us() >= least)
-      return;
-    int op = freeOps[depth];
-    for (uint8_t device : {uint8_t(1), uint8_t(0)}) {
-      placement[op] = device;
-      pinned.ops[op].pin = device ? DeviceKind::GPU : DeviceKind::CPU;
-      visit(depth + 1);
-    }
-    pinned.ops[op].pin.reset();
+    return least <= globalUs || surelyOverBudget(pinned) ||
+           (depth > 0 && least < kNever &&
+            computeMakespanBound(pinned, BoundEffort::Quick).us() >= least);
   };
-  visit(0);
+  auto leaf = [&](const Placement &placement) {
+    if (std::optional<double> us =
+            placementBoundUs(problem, placement, problem.gpuBudgetBytes))
+      least = std::min(least, *us);
+  };
+  int64_t nodes = 0;
+  bool finished = search::searchPinnedPlacements(
+      problem, freeOps, kMaxEnumeratedNodes, nodes, prune, leaf,
+      [](int) { return uint8_t(1); });
   if (!finished || least == kNever)
     return std::nullopt;
   return least;

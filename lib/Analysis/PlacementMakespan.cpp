@@ -40,7 +40,6 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
 #include <random>
 
 using namespace mlir;
@@ -367,13 +366,6 @@ std::vector<Placement> streamingLadder(const PlacementProblem &problem,
   return ladder;
 }
 
-/// The device a fixed op must be on.
-uint8_t fixedDevice(const PlacementOp &op) {
-  if (op.pin)
-    return *op.pin == DeviceKind::GPU;
-  return !op.canRunOn(DeviceKind::CPU);
-}
-
 /// The branch and bound prices its nodes near the root with the full bound
 /// (where pruning saves most), deeper with the quick one.
 constexpr size_t kFullBoundDepth = 6;
@@ -382,43 +374,20 @@ constexpr size_t kFullBoundDepth = 6;
 /// `maxNodes` before proving the optimum.
 bool branchAndBound(MakespanSearch &search, llvm::ArrayRef<int> freeOps,
                     int64_t maxNodes, int64_t &nodes) {
-  // Decided ops become pins of a copy of the problem: its bound then holds
-  // for every completion of the partial placement.
-  PlacementProblem pinned = search.problem;
-  Placement placement(pinned.ops.size(), 0);
-  for (auto [index, op] : llvm::enumerate(pinned.ops))
-    if (op.isFixed())
-      placement[index] = fixedDevice(op);
-  bool finished = true;
-  std::function<void(size_t)> visit = [&](size_t depth) {
-    if (!finished)
-      return;
-    if (++nodes > maxNodes) {
-      finished = false;
-      return;
-    }
-    if (depth == freeOps.size()) {
-      search.offer(placement);
-      return;
-    }
-    if (search.found() &&
-        computeMakespanBound(pinned, depth < kFullBoundDepth
-                                         ? BoundEffort::Full
-                                         : BoundEffort::Quick)
-                .us() >= search.bestUs * (1 - 1e-9))
-      return;
-    int op = freeOps[depth];
-    // The best placement's device first: it finds good leaves early.
-    uint8_t first = search.found() ? search.best[op] : 1;
-    for (uint8_t device : {first, uint8_t(1 - first)}) {
-      placement[op] = device;
-      pinned.ops[op].pin = device ? DeviceKind::GPU : DeviceKind::CPU;
-      visit(depth + 1);
-    }
-    pinned.ops[op].pin.reset();
+  auto prune = [&](const PlacementProblem &pinned, size_t depth) {
+    return search.found() &&
+           computeMakespanBound(pinned, depth < kFullBoundDepth
+                                            ? BoundEffort::Full
+                                            : BoundEffort::Quick)
+                   .us() >= search.bestUs * (1 - 1e-9);
   };
-  visit(0);
-  return finished;
+  auto leaf = [&](const Placement &placement) { search.offer(placement); };
+  // The best placement's device first: it finds good leaves early.
+  auto firstDevice = [&](int op) {
+    return search.found() ? search.best[op] : uint8_t(1);
+  };
+  return searchPinnedPlacements(search.problem, freeOps, maxNodes, nodes,
+                                prune, leaf, firstDevice);
 }
 
 /// Earliest-finish-time list scheduling in program order (as HEFT does
@@ -506,7 +475,7 @@ Placement earliestFinishPlacement(const PlacementProblem &problem) {
   }
   for (auto [index, op] : llvm::enumerate(problem.ops))
     if (op.isFixed())
-      placement[index] = fixedDevice(op);
+      placement[index] = op.fixedDevice();
   return placement;
 }
 

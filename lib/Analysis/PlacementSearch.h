@@ -2,8 +2,10 @@
 //
 // Internal to lib/Analysis: the minimum cut with prices on GPU memory (a
 // Lagrangian relaxation of the budget), the best placement found so far,
-// repair and local moves, and the branch and bound that `auto` runs
-// truncated and `exact` runs to the end.
+// repair and local moves, the branch and bound that `auto` runs
+// truncated and `exact` runs to the end, and the depth-first search over
+// pinned devices that the makespan's branch and bound and its bound's
+// placements term share.
 //
 // What the budget bounds is the laid-out arena (PlacementProblem::
 // fitsBudget): every placement a solver keeps is judged by it, so a
@@ -17,6 +19,10 @@
 #include "tandem/Analysis/MinCut.h"
 #include "tandem/Analysis/PlacementProblem.h"
 
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -181,6 +187,50 @@ BranchAndBoundResult branchAndBound(const PlacementProblem &problem,
                                     Incumbent &incumbent,
                                     const std::vector<double> *prices,
                                     int64_t maxNodes);
+
+/// Depth-first over the devices of the ops in `order` (free ops of
+/// `problem`): each decided op becomes a pin of a copy of the problem, so a
+/// bound of that copy holds for every completion of the partial placement.
+/// At an inner node `prune(pinned, depth)` may cut the subtree; at a leaf
+/// `leaf(placement)` sees the whole placement, fixed ops on their devices.
+/// `firstDevice(op)` is the device tried first. Returns false if it stopped
+/// after `maxNodes` nodes (counted in `nodes`).
+template <typename Prune, typename Leaf, typename FirstDevice>
+bool searchPinnedPlacements(const PlacementProblem &problem,
+                            llvm::ArrayRef<int> order, int64_t maxNodes,
+                            int64_t &nodes, Prune prune, Leaf leaf,
+                            FirstDevice firstDevice) {
+  PlacementProblem pinned = problem;
+  Placement placement(problem.ops.size(), 0);
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (op.isFixed())
+      placement[index] = op.fixedDevice();
+  bool finished = true;
+  std::function<void(size_t)> visit = [&](size_t depth) {
+    if (!finished)
+      return;
+    if (++nodes > maxNodes) {
+      finished = false;
+      return;
+    }
+    if (depth == order.size()) {
+      leaf(placement);
+      return;
+    }
+    if (prune(pinned, depth))
+      return;
+    int op = order[depth];
+    uint8_t first = firstDevice(op);
+    for (uint8_t device : {first, uint8_t(1 - first)}) {
+      placement[op] = device;
+      pinned.ops[op].pin = device ? DeviceKind::GPU : DeviceKind::CPU;
+      visit(depth + 1);
+    }
+    pinned.ops[op].pin.reset();
+  };
+  visit(0);
+  return finished;
+}
 
 /// Two times that differ by less than this are equal: capacities are cut
 /// in whole picoseconds.

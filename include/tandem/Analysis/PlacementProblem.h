@@ -65,6 +65,10 @@ struct PlacementOp {
   }
   bool isFixed() const { return pin || !canRunOn(DeviceKind::CPU) ||
                                 !canRunOn(DeviceKind::GPU); }
+  /// For a fixed op, the device it must be on: 0 CPU, 1 GPU.
+  uint8_t fixedDevice() const {
+    return pin ? *pin == DeviceKind::GPU : !canRunOn(DeviceKind::CPU);
+  }
 };
 
 struct PlacementValue {
