@@ -84,15 +84,16 @@ TEST(DeviceProfileTest, RooflinePlusDispatch) {
   p.f32Flops = 1e12;
   p.memoryBandwidth = 1e11;
   p.dispatchUs = 2;
+  p.setUniformFamilies(p.dispatchUs);
   MLIRContext context;
   Type f32 = Float32Type::get(&context);
   // Compute-bound: 2e9 FLOPs at 1 TFLOP/s = 2000 us.
-  EXPECT_DOUBLE_EQ(estimateOpTimeUs({2000000000, 1000, 1000}, f32, p), 2002.0);
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({2000000000, 1000, 1000}, f32, CostFamily::Elementwise, p), 2002.0);
   // Memory-bound: 1e9 bytes at 100 GB/s = 10000 us.
-  EXPECT_DOUBLE_EQ(estimateOpTimeUs({1000, 500000000, 500000000}, f32, p),
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({1000, 500000000, 500000000}, f32, CostFamily::Elementwise, p),
                    10002.0);
   // No work at all: nothing to launch.
-  EXPECT_DOUBLE_EQ(estimateOpTimeUs({0, 0, 0}, f32, p), 0.0);
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({0, 0, 0}, f32, CostFamily::Elementwise, p), 0.0);
 }
 
 class CostModelTest : public tandem_test::TandemTest {};
@@ -123,6 +124,142 @@ TEST_F(CostModelTest, GemmIsFasterOnTheGpuAndTinyOpsOnTheCpu) {
       return
     })");
   EXPECT_FALSE(estimateOpTimeUs(shape, DeviceKind::GPU, h200));
+}
+
+TEST(DeviceProfileTest, FamiliesPriceTheirOwnRoofline) {
+  ProcessorProfile p;
+  p.f32Flops = 1e12;
+  p.memoryBandwidth = 1e11;
+  p.setUniformFamilies(2);
+  p.family(CostFamily::Conv) = {/*compute=*/0.5, /*memory=*/0.25, /*fixed=*/10};
+  MLIRContext context;
+  Type f32 = Float32Type::get(&context);
+  // 2e9 FLOPs at half of 1 TFLOP/s, 1e8 bytes at a quarter of 100 GB/s.
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({2000000000, 50000000, 50000000}, f32,
+                                    CostFamily::Conv, p),
+                   10 + 4000.0);
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({1000, 500000000, 500000000}, f32,
+                                    CostFamily::Conv, p),
+                   10 + 40000.0);
+  // Another family is unaffected.
+  EXPECT_DOUBLE_EQ(estimateOpTimeUs({2000000000, 1000, 1000}, f32,
+                                    CostFamily::Gemm, p),
+                   2002.0);
+}
+
+TEST(DeviceProfileTest, FamilyNamesRoundTrip) {
+  for (int k = 0; k < kNumCostFamilies; ++k)
+    EXPECT_EQ(parseCostFamily(costFamilyName(CostFamily(k))), CostFamily(k));
+  EXPECT_FALSE(parseCostFamily("convolution"));
+}
+
+TEST(DeviceProfileTest, FamiliesInJson) {
+  DeviceProfile original = *getBuiltinProfile("host");
+  original.cpu.family(CostFamily::Softmax) = {0.01, 0.1, 4.5};
+  original.cpu.familySource = "calibrated: a test";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << toJSON(original);
+  llvm::Expected<DeviceProfile> parsed = parseDeviceProfile(os.str(), "test");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  const FamilyCost &softmax = parsed->cpu.family(CostFamily::Softmax);
+  EXPECT_DOUBLE_EQ(softmax.computeEfficiency, 0.01);
+  EXPECT_DOUBLE_EQ(softmax.memoryEfficiency, 0.1);
+  EXPECT_DOUBLE_EQ(softmax.fixedUs, 4.5);
+  EXPECT_EQ(parsed->cpu.familySource, "calibrated: a test");
+
+  // A profile without families prices every family at the roofline plus
+  // its dispatch cost, and says so; a family may be left out.
+  std::string base = R"({"name": "x", "gpu": null, "cpu": {"name": "c",
+      "peak_flops": {"f32": 1e12, "f16": 1e12, "bf16": 1e12, "int": 1e12},
+      "memory_bandwidth": 1e11, "dispatch_us": 3, "memory_bytes": 1024)";
+  llvm::Expected<DeviceProfile> plain = parseDeviceProfile(base + "}}", "p");
+  ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+  EXPECT_DOUBLE_EQ(plain->cpu.family(CostFamily::Gather).fixedUs, 3);
+  EXPECT_DOUBLE_EQ(plain->cpu.family(CostFamily::Gather).memoryEfficiency, 1);
+  EXPECT_NE(plain->cpu.familySource.find("not calibrated"), std::string::npos);
+  llvm::Expected<DeviceProfile> one = parseDeviceProfile(
+      base + R"(, "families": {"gemm": {"compute_efficiency": 0.5,
+      "memory_efficiency": 2, "fixed_us": 7}}}})",
+      "p");
+  ASSERT_TRUE(bool(one)) << llvm::toString(one.takeError());
+  EXPECT_DOUBLE_EQ(one->cpu.family(CostFamily::Gemm).fixedUs, 7);
+  EXPECT_DOUBLE_EQ(one->cpu.family(CostFamily::Conv).fixedUs, 3);
+
+  auto error = [&](llvm::StringRef families) {
+    llvm::Expected<DeviceProfile> parsed = parseDeviceProfile(
+        base + ", \"families\": " + families.str() + "}}", "p.json");
+    EXPECT_FALSE(bool(parsed)) << families.str();
+    return parsed ? std::string() : llvm::toString(parsed.takeError());
+  };
+  EXPECT_NE(error(R"({"convolution": {}})")
+                .find("unknown op family 'convolution' in 'profile.cpu."
+                      "families': expected one of gemm, conv,"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"gemm": {"compute_efficiency": 0, "memory_efficiency":
+                1, "fixed_us": 1}})")
+                .find("'profile.cpu.families.gemm.compute_efficiency' must be "
+                      "a fraction of the roofline above 0 and at most 100"),
+            std::string::npos);
+  EXPECT_NE(error(R"({"gemm": {"compute_efficiency": 1}})")
+                .find("missing field 'profile.cpu.families.gemm."
+                      "memory_efficiency'"),
+            std::string::npos);
+  EXPECT_NE(error(R"([1])").find("'profile.cpu.families' must be an object"),
+            std::string::npos);
+}
+
+class CostFamilyTest : public tandem_test::TandemTest {
+protected:
+  /// The family of the first OpTy of a function of `body` over `args`.
+  template <typename OpTy>
+  CostFamily family(llvm::StringRef body, llvm::StringRef args) {
+    std::string text =
+        ("func.func @main(" + args + ") {\n  " + body + "\n  return\n}").str();
+    return costFamilyOf(parseFirst<OpTy>(text));
+  }
+};
+
+TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 4 : i64} : "
+                   "(tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> "
+                   "tensor<1x4x6x6xf32>",
+                   "%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>"),
+            CostFamily::ConvDepthwise);
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w : (tensor<1x4x8x8xf32>, "
+                   "tensor<2x4x1x1xf32>) -> tensor<1x2x8x8xf32>",
+                   "%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x1x1xf32>"),
+            CostFamily::Conv1x1);
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w : (tensor<1x4x8x8xf32>, "
+                   "tensor<2x4x3x3xf32>) -> tensor<1x2x6x6xf32>",
+                   "%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x3x3xf32>"),
+            CostFamily::Conv);
+  // Grouped but not depthwise: im2col + GEMM per group.
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 2 : i64} : "
+                   "(tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> "
+                   "tensor<1x4x6x6xf32>",
+                   "%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>"),
+            CostFamily::Conv);
+  const char *vector = "%a: tensor<16xf32>";
+  EXPECT_EQ(family<ReluOp>("%r = tandem.relu %a : tensor<16xf32>", vector),
+            CostFamily::Elementwise);
+  EXPECT_EQ(family<GeluOp>("%r = tandem.gelu %a : tensor<16xf32>", vector),
+            CostFamily::Transcendental);
+  EXPECT_EQ(family<SoftmaxOp>("%r = tandem.softmax %a {axis = 0 : i64} : tensor<16xf32>",
+                   vector),
+            CostFamily::Softmax);
+  EXPECT_EQ(family<ReduceSumOp>("%r = tandem.reduce_sum %a {axes = array<i64: 0>} : "
+                   "tensor<16xf32> -> tensor<f32>",
+                   vector),
+            CostFamily::Reduction);
+  EXPECT_EQ(family<TransposeOp>("%r = tandem.transpose %a {perm = array<i64: 0>} : "
+                   "tensor<16xf32> -> tensor<16xf32>",
+                   vector),
+            CostFamily::DataMovement);
+  EXPECT_EQ(family<MatmulOp>("%r = tandem.matmul %a, %b : (tensor<4x4xf32>, "
+                   "tensor<4x4xf32>) -> tensor<4x4xf32>",
+                   "%a: tensor<4x4xf32>, %b: tensor<4x4xf32>"),
+            CostFamily::Gemm);
 }
 
 } // namespace

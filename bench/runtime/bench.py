@@ -28,9 +28,6 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import tandem  # noqa: E402
 
 BUILD = os.environ.get("TANDEM_BUILD_DIR", os.path.join(ROOT, "build"))
-# Runs per round scale with the model so that each round lasts a good part of
-# a second: SCALE multiplies them (bench/runtime/run.sh 0.1 for a quick look).
-SCALE = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
 
 
 def mlp():
@@ -125,6 +122,9 @@ def sgemm(m, n, k, runs):
 
 
 def main():
+    # Runs per round scale with the model so that each round lasts a good
+    # part of a second: SCALE multiplies them (run.sh 0.1 for a quick look).
+    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
     torch.manual_seed(0)
     threads = torch.get_num_threads()
     print(f"{os.cpu_count()} CPUs, PyTorch {torch.__version__} with {threads} "
@@ -133,7 +133,7 @@ def main():
           f"{'GFLOP/s':>8}")
     with tempfile.TemporaryDirectory() as work:
         for k, (title, build, flops, runs) in enumerate(MODELS):
-            runs = max(1, int(runs * SCALE))
+            runs = max(1, int(runs * scale))
             model, args = build()
             model.eval()
             ours = tandem_us(f"model{k}", model, args, runs, work)

@@ -16,6 +16,34 @@ using namespace mlir::tandem;
 using llvm::Expected;
 using llvm::StringRef;
 
+namespace {
+/// What a profile without family figures prices ops at.
+constexpr llvm::StringLiteral kUniformFamilies =
+    "not calibrated: every op family at the sustained roofline plus the "
+    "dispatch (CPU) or launch (GPU) cost; tandem-calibrate fits them";
+
+constexpr llvm::StringLiteral kCostFamilyNames[kNumCostFamilies] = {
+    "gemm",           "conv",      "conv_depthwise", "conv_1x1",
+    "pool",           "elementwise", "transcendental", "reduction",
+    "softmax",        "normalization", "data_movement", "gather"};
+} // namespace
+
+StringRef tandem::costFamilyName(CostFamily family) {
+  return kCostFamilyNames[size_t(family)];
+}
+
+std::optional<CostFamily> tandem::parseCostFamily(StringRef name) {
+  for (int k = 0; k < kNumCostFamilies; ++k)
+    if (name == kCostFamilyNames[k])
+      return CostFamily(k);
+  return std::nullopt;
+}
+
+void ProcessorProfile::setUniformFamilies(double fixedUs) {
+  for (FamilyCost &cost : families)
+    cost = {1.0, 1.0, fixedUs};
+}
+
 double ProcessorProfile::flopsFor(Type elementType) const {
   if (elementType.isF16())
     return f16Flops;
@@ -53,6 +81,8 @@ ProcessorProfile processor(StringRef name, double f32Peak, double f16Peak,
   p.memoryBandwidth = bandwidthPeak * kBandwidthDerate;
   p.dispatchUs = dispatchUs;
   p.memoryBytes = memoryBytes;
+  p.setUniformFamilies(dispatchUs);
+  p.familySource = kUniformFamilies;
   return p;
 }
 
@@ -168,6 +198,9 @@ constexpr double kMaxFigure = 1e21;
 /// per second they are nonsense, and times would overflow to infinity.
 constexpr double kMinRate = 1;
 constexpr int64_t kMaxMemoryBytes = int64_t(1) << 50;
+/// A family beyond 100 times its roofline is a mistake (a cache's bandwidth
+/// is a few times DRAM's, not a hundred).
+constexpr double kMaxEfficiency = 100;
 /// JSON nesting deeper than any profile needs; llvm::json's parser recurses
 /// once per level, so deeper input is refused before it is parsed.
 constexpr int kMaxJsonDepth = 64;
@@ -216,6 +249,20 @@ public:
         (positive && *number < kMinRate) || *number > kMaxFigure) {
       fail(key, positive ? "a number from 1 to 1e21"
                          : "a non-negative number of at most 1e21");
+      return 0;
+    }
+    return *number;
+  }
+
+  /// A fraction of the roofline in (0, kMaxEfficiency].
+  double efficiency(StringRef key) {
+    const llvm::json::Value *value = get(key);
+    if (!value)
+      return 0;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number <= 0 ||
+        *number > kMaxEfficiency) {
+      fail(key, "a fraction of the roofline above 0 and at most 100");
       return 0;
     }
     return *number;
@@ -303,6 +350,36 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
   p.memoryBandwidth = fields.number("memory_bandwidth");
   p.dispatchUs = fields.number("dispatch_us", /*positive=*/false);
   p.memoryBytes = fields.bytes("memory_bytes");
+  p.setUniformFamilies(p.dispatchUs);
+  if (!object->get("families")) {
+    p.familySource = kUniformFamilies;
+    return p;
+  }
+  if (const llvm::json::Object *families = fields.object_("families")) {
+    std::string familiesPath = fields.nestedPath("families");
+    for (const auto &[name, value] : *families) {
+      std::optional<CostFamily> family = parseCostFamily(name);
+      if (!family) {
+        if (error.empty())
+          error = llvm::formatv("unknown op family '{0}' in '{1}': expected "
+                                "one of {2}",
+                                name.str(), familiesPath,
+                                llvm::join(llvm::ArrayRef(kCostFamilyNames), ", "))
+                      .str();
+        return p;
+      }
+      FieldReader familyFields(families, familiesPath, error);
+      if (const llvm::json::Object *figures = familyFields.object_(name)) {
+        FieldReader cost(figures, familyFields.nestedPath(name), error);
+        p.family(*family).computeEfficiency =
+            cost.efficiency("compute_efficiency");
+        p.family(*family).memoryEfficiency =
+            cost.efficiency("memory_efficiency");
+        p.family(*family).fixedUs = cost.number("fixed_us", /*positive=*/false);
+      }
+    }
+  }
+  p.familySource = fields.string("family_source", /*required=*/false);
   return p;
 }
 
@@ -318,6 +395,13 @@ LinkProfile readLink(FieldReader &parent, StringRef key, std::string &error) {
 }
 
 llvm::json::Value processorToJSON(const ProcessorProfile &p) {
+  llvm::json::Object families;
+  for (int k = 0; k < kNumCostFamilies; ++k)
+    families[kCostFamilyNames[k]] =
+        llvm::json::Object{
+            {"compute_efficiency", p.families[k].computeEfficiency},
+            {"memory_efficiency", p.families[k].memoryEfficiency},
+            {"fixed_us", p.families[k].fixedUs}};
   return llvm::json::Object{
       {"name", p.name},
       {"peak_flops", llvm::json::Object{{"f32", p.f32Flops},
@@ -326,7 +410,9 @@ llvm::json::Value processorToJSON(const ProcessorProfile &p) {
                                         {"int", p.intOps}}},
       {"memory_bandwidth", p.memoryBandwidth},
       {"dispatch_us", p.dispatchUs},
-      {"memory_bytes", p.memoryBytes}};
+      {"memory_bytes", p.memoryBytes},
+      {"families", std::move(families)},
+      {"family_source", p.familySource}};
 }
 
 llvm::json::Value linkToJSON(const LinkProfile &link) {

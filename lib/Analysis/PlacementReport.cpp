@@ -76,6 +76,13 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
       {"strategy", strategy},
       {"objective", stringifyPlacementObjective(objective)},
       {"device_profile", profile.name},
+      // Which figures priced the ops: users should see at once whether the
+      // profile was calibrated on their machine.
+      {"cost_model",
+       Object{{"source", profile.source},
+              {"cpu_families", profile.cpu.familySource},
+              {"gpu_families", profile.gpu ? JSONValue(profile.gpu->familySource)
+                                           : JSONValue(nullptr)}}},
       {"function", functionName},
       {"gpu_memory_budget_bytes", problem.gpuBudgetBytes},
       {"peak_gpu_bytes", cost.peakGpuBytes},

@@ -86,6 +86,7 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     op.arenaOffset = reader.next();
     op.name = reader.string();
     op.loc = reader.string();
+    op.family = reader.string();
     // Queues and waits refer to earlier ops only: a run cannot deadlock.
     auto earlierOp = [&](int64_t index, bool orNone) {
       return (orNone && index == -1) || (index >= 0 && index < i);

@@ -28,6 +28,8 @@ struct TensorDesc {
 struct OpRecord {
   int64_t kind = 0, device = 0, arenaOffset = 0;
   std::string name, loc;
+  /// The cost model's family of the op ("gemm", ..., "transfer").
+  std::string family;
   /// The queue it runs on, and the ops that queue waits for before it.
   int64_t queue = 0;
   /// The compiler's predicted seconds for it (0: not predicted).

@@ -26,24 +26,71 @@ namespace img = tandem::image;
 
 namespace {
 
-/// The timings summed over the ops of one name on one device, keyed
-/// "name@device" (what --profile and --profile-json report).
-std::map<std::string, OpStats> statsByName(const TandemRuntime &rt) {
-  std::map<std::string, OpStats> byName;
+/// The timings of a group of ops (one name, or one cost family, on one
+/// device) beside what the compiler predicted for them.
+struct GroupStats {
+  int64_t ops = 0, calls = 0;
+  double total = 0, min = 1e30, max = 0, predicted = 0;
+};
+
+/// What the compiler's predicted times are multiplied by to compare with
+/// this run: --sim-time-scale when the sim backend paces ops to them.
+double predictionScale(const TandemRuntime &rt) {
+  return rt.options.simTiming ? rt.options.simTimeScale : 1;
+}
+
+const char *deviceName(const OpRecord &record) {
+  return record.device == img::kGpu ? "gpu" : "cpu";
+}
+
+/// The timings of the ops that ran, grouped by `groupOf(record)` and device,
+/// keyed "group@device" (what --profile and --profile-json report).
+template <typename GroupOf>
+std::map<std::string, GroupStats> statsBy(const TandemRuntime &rt,
+                                          GroupOf groupOf) {
+  std::map<std::string, GroupStats> groups;
+  double scale = predictionScale(rt);
   for (size_t index = 0; index < rt.opStats.size(); ++index) {
     const OpStats &op = rt.opStats[index];
     if (op.calls == 0)
       continue;
     const OpRecord &record = rt.image.ops[index];
-    OpStats &sum = byName[record.name + "@" +
-                          (record.device == img::kGpu ? "gpu" : "cpu")];
+    GroupStats &sum = groups[groupOf(record) + "@" + deviceName(record)];
+    sum.ops += 1;
     sum.calls += op.calls;
     sum.total += op.total;
     sum.min = std::min(sum.min, op.min);
     sum.max = std::max(sum.max, op.max);
+    sum.predicted += record.predictedSeconds * scale * double(op.calls);
   }
-  return byName;
+  return groups;
 }
+
+std::map<std::string, GroupStats> statsByName(const TandemRuntime &rt) {
+  return statsBy(rt, [](const OpRecord &record) { return record.name; });
+}
+
+std::map<std::string, GroupStats> statsByFamily(const TandemRuntime &rt) {
+  return statsBy(rt, [](const OpRecord &record) { return record.family; });
+}
+
+/// Whether the model carries the compiler's predicted times.
+bool hasPredictions(const TandemRuntime &rt) {
+  return rt.image.predictedSerialSeconds > 0;
+}
+
+/// The op time of every group together.
+double totalOpSeconds(const std::map<std::string, GroupStats> &groups) {
+  double total = 0;
+  for (const auto &entry : groups)
+    total += entry.second.total;
+  return total;
+}
+
+/// A family whose measured time is off its prediction by more than this
+/// (either way), while taking at least kNoticeableShare of the op time,
+/// means the device profile does not describe this machine.
+constexpr double kFamilyRatioLimit = 1.4, kNoticeableShare = 0.05;
 
 /// Microseconds, to the nanosecond: the figures of the JSON reports.
 double micros(double seconds) { return std::round(seconds * 1e9) / 1e3; }
@@ -121,16 +168,55 @@ double predictedRunSeconds(const TandemRuntime &rt) {
 }
 
 void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
-  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
-  for (const auto &[key, stats] : statsByName(rt)) {
-    size_t at = key.rfind('@');
-    ops.push_back({{"name", key.substr(0, at)},
-                   {"device", key.substr(at + 1)},
-                   {"calls", stats.calls},
-                   {"total_us", micros(stats.total)},
-                   {"min_us", micros(stats.min)},
-                   {"max_us", micros(stats.max)},
-                   {"avg_us", micros(stats.total / stats.calls)}});
+  bool withPredictions = hasPredictions(rt);
+  auto predictedJson = [&](double seconds) {
+    return withPredictions ? nlohmann::ordered_json(micros(seconds))
+                     : nlohmann::ordered_json(nullptr);
+  };
+  auto ratioJson = [&](double measured, double expected) {
+    return withPredictions && expected > 0 ? nlohmann::ordered_json(measured / expected)
+                                     : nlohmann::ordered_json(nullptr);
+  };
+  // One entry per group; the predicted figures are null without a profile.
+  auto groupsJson = [&](const std::map<std::string, GroupStats> &groups,
+                        const char *keyName) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto &[key, stats] : groups) {
+      size_t at = key.rfind('@');
+      list.push_back({{keyName, key.substr(0, at)},
+                      {"device", key.substr(at + 1)},
+                      {"ops", stats.ops},
+                      {"calls", stats.calls},
+                      {"total_us", micros(stats.total)},
+                      {"min_us", micros(stats.min)},
+                      {"max_us", micros(stats.max)},
+                      {"avg_us", micros(stats.total / stats.calls)},
+                      {"predicted_us", predictedJson(stats.predicted)},
+                      {"measured_over_predicted",
+                       ratioJson(stats.total, stats.predicted)}});
+    }
+    return list;
+  };
+  nlohmann::ordered_json ops = groupsJson(statsByName(rt), "name");
+  nlohmann::ordered_json families = groupsJson(statsByFamily(rt), "family");
+  // Every op of the image, in order: what a calibration fits and a
+  // validation compares op by op.
+  nlohmann::ordered_json opRuns = nlohmann::ordered_json::array();
+  for (size_t index = 0; index < rt.opStats.size(); ++index) {
+    const OpStats &op = rt.opStats[index];
+    const OpRecord &record = rt.image.ops[index];
+    opRuns.push_back(
+        {{"index", index},
+         {"name", record.name},
+         {"family", record.family},
+         {"device", deviceName(record)},
+         {"loc", record.loc},
+         {"calls", op.calls},
+         {"total_us", micros(op.total)},
+         {"min_us", op.calls ? nlohmann::ordered_json(micros(op.min))
+                             : nlohmann::ordered_json(nullptr)},
+         {"predicted_us",
+          predictedJson(record.predictedSeconds * predictionScale(rt))}});
   }
   nlohmann::ordered_json copies = {{"h2d_count", rt.h2dCount},
                                    {"d2h_count", rt.d2hCount},
@@ -170,7 +256,9 @@ void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
                                     {"gpu_budget_bytes", rt.budget},
                                     {"copies", std::move(copies)},
                                     {"schedule", std::move(schedule)},
-                                    {"ops", std::move(ops)}};
+                                    {"ops", std::move(ops)},
+                                    {"families", std::move(families)},
+                                    {"op_runs", std::move(opRuns)}};
   std::fprintf(f, "%s\n", dumpJson(profile, 2).c_str());
 }
 
@@ -259,13 +347,50 @@ void tandem::rt::printProfile(TandemRuntime &rt, double totalSeconds) {
                 rt.pacedOverruns ? " (the CPU stand-in was slower than the "
                                    "profile: raise --sim-time-scale)"
                                  : "");
-  std::printf("%-28s %-6s %7s %11s %11s %11s %11s\n", "op", "device", "calls",
+  bool predicted = hasPredictions(rt);
+  std::printf("%-28s %-6s %7s %11s %11s %11s %11s", "op", "device", "calls",
               "total ms", "min ms", "max ms", "avg ms");
+  std::printf(predicted ? " %11s %9s\n" : "\n", "predicted", "meas/pred");
   for (const auto &[key, stats] : statsByName(rt)) {
     size_t at = key.rfind('@');
-    std::printf("%-28s %-6s %7lld %11.4f %11.4f %11.4f %11.4f\n",
+    std::printf("%-28s %-6s %7lld %11.4f %11.4f %11.4f %11.4f",
                 key.substr(0, at).c_str(), key.substr(at + 1).c_str(),
                 (long long)stats.calls, stats.total * 1e3, stats.min * 1e3,
                 stats.max * 1e3, stats.total * 1e3 / stats.calls);
+    if (predicted)
+      std::printf(" %11.4f %9.2f", stats.predicted * 1e3,
+                  stats.predicted > 0 ? stats.total / stats.predicted : 0.0);
+    std::printf("\n");
+  }
+  if (!predicted)
+    return;
+  // The same by the cost model's op families: where the profile describes
+  // this machine and where it does not.
+  std::map<std::string, GroupStats> families = statsByFamily(rt);
+  double opSeconds = totalOpSeconds(families);
+  std::printf("%-28s %-6s %7s %11s %11s %11s %9s\n", "op family", "device",
+              "ops", "share", "total ms", "predicted", "meas/pred");
+  std::vector<std::string> offFamilies;
+  for (const auto &[key, stats] : families) {
+    size_t at = key.rfind('@');
+    double share = opSeconds > 0 ? stats.total / opSeconds : 0;
+    double ratio = stats.predicted > 0 ? stats.total / stats.predicted : 0;
+    std::printf("%-28s %-6s %7lld %10.1f%% %11.4f %11.4f %9.2f\n",
+                key.substr(0, at).c_str(), key.substr(at + 1).c_str(),
+                (long long)stats.ops, share * 100, stats.total * 1e3,
+                stats.predicted * 1e3, ratio);
+    if (share >= kNoticeableShare && stats.predicted > 0 &&
+        (ratio > kFamilyRatioLimit || ratio < 1 / kFamilyRatioLimit))
+      offFamilies.push_back(key);
+  }
+  if (!offFamilies.empty() && !rt.options.simTiming) {
+    std::string names;
+    for (const std::string &key : offFamilies)
+      names += (names.empty() ? "" : ", ") + key;
+    std::printf("note: the device profile mispredicts %s by more than %.1fx: "
+                "it does not describe this machine; measure one with "
+                "tandem-calibrate -o profile.json and compile with "
+                "--device-profile=profile.json\n",
+                names.c_str(), kFamilyRatioLimit);
   }
 }

@@ -16,7 +16,7 @@ namespace img = tandem::image;
 
 namespace {
 
-const char kStrings[] = "tandem.op\0model.mlir:1:1";
+const char kStrings[] = "tandem.op\0model.mlir:1:1\0softmax";
 
 /// An image of one op of `kind` on an f32[4] operand with `attrs`.
 std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
@@ -26,7 +26,8 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
                                 int64_t producer = -1,
                                 int64_t predictedNs = 2500) {
   std::vector<int64_t> record = {kind, img::kCpu, /*arenaOffset=*/0,
-                                 /*name=*/0, /*loc=*/10, queue, predictedNs,
+                                 /*name=*/0, /*loc=*/10, /*family=*/25, queue,
+                                 predictedNs,
                                  int64_t(waits.size())};
   record.insert(record.end(), waits.begin(), waits.end());
   record.insert(record.end(), {/*operands=*/1, img::kCpu, producer,
@@ -58,6 +59,7 @@ TEST(ImageTest, DecodesAnOpWithItsAttributes) {
   EXPECT_EQ(image.ops[0].kind, img::kSoftmax);
   EXPECT_EQ(image.ops[0].name, "tandem.op");
   EXPECT_EQ(image.ops[0].loc, "model.mlir:1:1");
+  EXPECT_EQ(image.ops[0].family, "softmax");
   EXPECT_EQ(img::readAttrs<img::AxisAttrs>(image.ops[0].attrs).axis, 0);
   EXPECT_EQ(image.ops[0].operands[0].shape, std::vector<int64_t>{4});
   EXPECT_DOUBLE_EQ(image.ops[0].predictedSeconds, 2.5e-6);

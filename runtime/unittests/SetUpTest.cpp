@@ -16,13 +16,14 @@ namespace img = tandem::image;
 
 namespace {
 
-const char kStrings[] = "tandem.relu\0model.mlir:1:1";
+const char kStrings[] = "tandem.relu\0model.mlir:1:1\0elementwise";
 
 /// A one-op model (a relu on the CPU), scheduled, with `predictedNs` as its
 /// op's and the run's predicted times.
 std::vector<int64_t> reluImage(int64_t predictedNs) {
   std::vector<int64_t> record = {img::kRelu, img::kCpu, /*arenaOffset=*/0,
-                                 /*name=*/0, /*loc=*/12, img::kCpuQueue,
+                                 /*name=*/0, /*loc=*/12, /*family=*/27,
+                                 img::kCpuQueue,
                                  predictedNs, /*waits=*/0,
                                  /*operands=*/1, img::kCpu, -1, img::kF32, 1, 4,
                                  /*result=*/img::kF32, 1, 4, /*attrs=*/0};

@@ -11,26 +11,26 @@
 
 // A matmul, a reshape and a softmax: two runtime calls, since a reshape is a
 // view of its source's buffer (ViewLikeOpInterface) and runs nothing.
-// The image: magic, version 6, 1 input, 1 output, 1 weight, 2 ops, arenas,
+// The image: magic, version 7, 1 input, 1 output, 1 weight, 2 ops, arenas,
 // budget, scheduled, the predicted makespan and serial time (0: no profile
 // given to the lowering).
 // Each op record: word count, kind (OpKinds.def: Matmul = 21, Softmax = 27),
-// device, arena offset, name, location, queue (0: the CPU's), the predicted
+// device, arena offset, name, location, cost family, queue (0: the CPU's), the predicted
 // time, the waits (none: one queue), operands (device, producer, tensor),
 // result, attributes. The matmul's operands are an input and a weight (producer
 // -1); the softmax reads op 0's result through the reshape. Its one
 // attribute word is its axis, -1 normalized to 1.
 
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: dense<[6071219827799574861, 6, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, 0, 0,
-// CHECK-SAME: 27, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 2, 0, -1,
-// CHECK-SAME: 22, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 1, 0, 0, 0, 2, 3, 2, 0, 2, 3, 2, 1, 1]>
+// CHECK-SAME: dense<[6071219827799574861, 7, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, 0, 0,
+// CHECK-SAME: 28, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 2, 0, -1,
+// CHECK-SAME: 23, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 1, 0, 0, 0, 2, 3, 2, 0, 2, 3, 2, 1, 1]>
 // PREDICTED-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// PREDICTED-SAME: dense<[6071219827799574861, 6, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, [[MAKESPAN:[1-9][0-9]*]], [[MAKESPAN]],
-// PREDICTED-SAME: 27, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 2,
-// PREDICTED-SAME: 22, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 1,
+// PREDICTED-SAME: dense<[6071219827799574861, 7, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, [[MAKESPAN:[1-9][0-9]*]], [[MAKESPAN]],
+// PREDICTED-SAME: 28, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 2,
+// PREDICTED-SAME: 23, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 1,
 // NOPROFILE: nosuch
-// CHECK: @tandem_model_strings("w\00tandem.matmul\00{{.*}}\00tandem.softmax\00
+// CHECK: @tandem_model_strings("w\00tandem.matmul\00{{[^\\]*}}\00gemm\00tandem.softmax\00{{[^\\]*}}\00softmax\00")
 // CHECK-LABEL: llvm.func internal @tandem_model_run
 // CHECK: %[[CPU:.*]] = llvm.call @tandem_rt_arena(%arg0, %{{.*}})
 // CHECK: %[[X:.*]] = llvm.call @tandem_rt_input(%arg0,
@@ -72,9 +72,9 @@ func.func @main(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
 // to the kernel, padding).
 
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: 48, 23, 0, 0,
+// CHECK-SAME: 49, 23, 0, 0,
 // CHECK-SAME: 10, 2, 2, 1, 1, 2, 2, 2, 1, 0, 0,
-// CHECK-SAME: 31, 24, 0, {{[0-9]+}},
+// CHECK-SAME: 32, 24, 0, {{[0-9]+}},
 // CHECK-SAME: 6, 2, 2, 2, 2, 0, 0]>
 func.func @main(%x: tensor<1x4x9x9xf32>) -> tensor<1x6x2x2xf32> {
   %w = tandem.weight "w" : tensor<6x2x3x3xf32>
@@ -92,9 +92,9 @@ func.func @main(%x: tensor<1x4x9x9xf32>) -> tensor<1x6x2x2xf32> {
 // word).
 
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: 15, 47, 0, 0, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 0, 4, 1, 2, 1, 8589934593,
-// CHECK-SAME: 24, 2, 0,
-// CHECK-SAME: 15, 1, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 0, 0, 1, 2, 1, 4602678819172646912]>
+// CHECK-SAME: 16, 47, 0, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 0, 4, 1, 2, 1, 8589934593,
+// CHECK-SAME: 25, 2, 0,
+// CHECK-SAME: 16, 1, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 0, 0, 1, 2, 1, 4602678819172646912]>
 func.func @main(%x: tensor<2xi32>) -> (tensor<2xf32>, tensor<2xi32>) {
   %h = arith.constant dense<0.5> : tensor<2xf32>
   %c = arith.constant dense<[1, 2]> : tensor<2xi32>

@@ -3,8 +3,13 @@
 #ifndef TANDEM_TOOLS_CALIBRATION_H
 #define TANDEM_TOOLS_CALIBRATION_H
 
+#include "tandem/Analysis/DeviceProfile.h"
+
+#include "llvm/Support/Error.h"
+
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace tandem_calibrate {
 
@@ -38,6 +43,37 @@ ProcessorRates calibrateCpu(bool quick);
 /// pageable memory; "pinned": the runtime's staged copies; bandwidth from
 /// 256 MiB copies, latency from 4-byte ones).
 GpuCalibration calibrateGpu(bool quick);
+
+/// One op family's fit to the calibration run.
+struct FamilyFit {
+  mlir::tandem::CostFamily family{};
+  mlir::tandem::FamilyCost cost;
+  size_t samples = 0;
+  /// The largest measured / fitted ratio (or its inverse) over its samples.
+  double worstRatio = 1;
+};
+
+/// One op of the calibration run: its family, its compute and memory times
+/// at the measured rates, the time it took (its best over the rounds) and
+/// the time its family's fit gives it.
+struct CalibrationSample {
+  std::string family, name;
+  double computeUs = 0, memoryUs = 0, measuredUs = 0, fittedUs = 0;
+};
+
+struct FamilyCalibration {
+  std::vector<FamilyFit> fits;
+  std::vector<CalibrationSample> samples;
+  int rounds = 0, repeat = 0;
+};
+
+/// Compiles a model of representative ops of every family with `compiler`
+/// (tandem-compile) under `rates` (the CPU's measured rates), runs it on the
+/// CPU, and fits each family's efficiency and fixed cost to its ops' times
+/// (FamilyCalibration.cpp says how).
+llvm::Expected<FamilyCalibration>
+calibrateFamilies(const mlir::tandem::DeviceProfile &rates,
+                  llvm::StringRef compiler, bool quick);
 
 } // namespace tandem_calibrate
 

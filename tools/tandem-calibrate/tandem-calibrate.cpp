@@ -11,7 +11,9 @@
 #include "tandem/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -37,6 +39,79 @@ static cl::opt<bool> quick("quick", cl::cat(calibrateCategory),
 static cl::opt<bool> cpuOnly("cpu-only", cl::cat(calibrateCategory),
                              cl::desc("Do not measure a GPU"),
                              cl::init(false));
+
+static cl::opt<bool> ratesOnly(
+    "rates-only", cl::cat(calibrateCategory),
+    cl::desc("Measure only the processors' rates, not each op family's "
+             "efficiency and fixed cost (which compiles and runs a model)"),
+    cl::init(false));
+static cl::opt<bool> verbose(
+    "verbose", cl::cat(calibrateCategory),
+    cl::desc("Print every op of the family calibration: its compute and "
+             "memory times, measured and fitted"),
+    cl::init(false));
+static cl::opt<std::string> compilerPath(
+    "compiler", cl::cat(calibrateCategory),
+    cl::desc("The tandem-compile that builds the family calibration model "
+             "(default: the one beside this tool)"),
+    cl::value_desc("path"), cl::init(""));
+
+/// tandem-compile beside this executable (build/bin, or an install's bin).
+static std::string defaultCompiler(const char *argv0) {
+  static int anchor;
+  llvm::SmallString<256> path(
+      llvm::sys::fs::getMainExecutable(argv0, (void *)&anchor));
+  llvm::sys::path::remove_filename(path);
+  llvm::sys::path::append(path, "tandem-compile");
+  return std::string(path);
+}
+
+/// Fits each op family of the CPU to a run of the runtime's own kernels and
+/// writes the fits into `cpu`; false (with a message) when it cannot.
+static bool calibrateCpuFamilies(DeviceProfile &profile, const char *argv0) {
+  std::string compiler =
+      compilerPath.empty() ? defaultCompiler(argv0) : compilerPath;
+  llvm::errs() << "tandem-calibrate: fitting each op family to the runtime's "
+                  "kernels (compiling and running a calibration model)\n";
+  llvm::Expected<tandem_calibrate::FamilyCalibration> calibration =
+      tandem_calibrate::calibrateFamilies(profile, compiler, quick);
+  if (!calibration) {
+    llvm::errs() << "tandem-calibrate: cannot fit the op families: "
+                 << llvm::toString(calibration.takeError()) << "\n";
+    return false;
+  }
+  llvm::errs() << llvm::formatv(
+      "tandem-calibrate: {0} ops, the best of {1} rounds of {2} runs:\n"
+      "  {3,-15} {4,7} {5,10} {6,10} {7,9} {8,12}\n",
+      calibration->samples.size(), calibration->rounds, calibration->repeat,
+      "family", "samples", "compute", "memory", "fixed us", "worst error");
+  for (const tandem_calibrate::FamilyFit &fit : calibration->fits) {
+    profile.cpu.family(fit.family) = fit.cost;
+    llvm::errs() << llvm::formatv("  {0,-15} {1,7} {2,10:F3} {3,10:F3} "
+                                  "{4,9:F2} {5,11:F2}x\n",
+                                  costFamilyName(fit.family), fit.samples,
+                                  fit.cost.computeEfficiency,
+                                  fit.cost.memoryEfficiency, fit.cost.fixedUs,
+                                  fit.worstRatio);
+  }
+  if (verbose) {
+    llvm::errs() << llvm::formatv("  {0,-15} {1,-20} {2,11} {3,11} {4,11} "
+                                  "{5,11}\n",
+                                  "family", "op", "compute us", "memory us",
+                                  "measured us", "fitted us");
+    for (const tandem_calibrate::CalibrationSample &sample :
+         calibration->samples)
+      llvm::errs() << llvm::formatv("  {0,-15} {1,-20} {2,11:F2} {3,11:F2} "
+                                    "{4,11:F2} {5,11:F2}\n",
+                                    sample.family, sample.name,
+                                    sample.computeUs, sample.memoryUs,
+                                    sample.measuredUs, sample.fittedUs);
+  }
+  // An op of no family the profile names (none today) pays what the
+  // smallest elementwise op does.
+  profile.cpu.dispatchUs = profile.cpu.family(CostFamily::Elementwise).fixedUs;
+  return true;
+}
 
 static ProcessorProfile toProfile(const tandem_calibrate::ProcessorRates &r) {
   ProcessorProfile p;
@@ -71,14 +146,34 @@ int main(int argc, char **argv) {
   profile.name = profileName;
   llvm::errs() << "tandem-calibrate: measuring the CPU\n";
   profile.cpu = toProfile(tandem_calibrate::calibrateCpu(quick));
+  profile.cpu.setUniformFamilies(profile.cpu.dispatchUs);
+  if (!ratesOnly) {
+    if (!calibrateCpuFamilies(profile, argv[0]))
+      return 1;
+    char today[32];
+    std::time_t now = std::time(nullptr);
+    std::strftime(today, sizeof(today), "%Y-%m-%d", std::gmtime(&now));
+    profile.cpu.familySource =
+        llvm::formatv("calibrated: fitted by tandem-calibrate{0} on {1} to "
+                      "runs of this runtime's CPU kernels",
+                      quick ? " --quick" : "", today)
+            .str();
+  } else {
+    profile.cpu.familySource =
+        "not calibrated (--rates-only): every family at the roofline plus "
+        "the thread-pool dispatch";
+  }
 
   char date[32];
   std::time_t t = std::time(nullptr);
   std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&t));
   std::string how = llvm::formatv(
       "measured by tandem-calibrate{0} on {1}: CPU sgemm (OpenBLAS), a "
-      "multithreaded streaming triad, thread-pool dispatch round trips",
-      quick ? " --quick" : "", date);
+      "multithreaded streaming triad, {2}",
+      quick ? " --quick" : "", date,
+      ratesOnly ? "thread-pool dispatch round trips"
+                : "each op family's efficiency and fixed cost fitted to runs "
+                  "of the runtime's kernels");
 
   if (!cpuOnly) {
     llvm::errs() << "tandem-calibrate: measuring the GPU\n";

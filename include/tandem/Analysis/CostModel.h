@@ -1,10 +1,10 @@
 //===- CostModel.h - time of ops and transfers ------------------*- C++ -*-===//
 //
-// A roofline with a fixed start-up cost: an op takes its device's dispatch
-// overhead plus the larger of its compute time and its memory time. A
-// transfer takes the link's latency plus bytes over bandwidth. An op that
-// does no work at all (a weight, a reshape) costs nothing anywhere: there is
-// nothing to launch.
+// A roofline per op family: an op takes its family's fixed cost on its
+// device plus the larger of its compute time and its memory time, at the
+// fractions of the device's sustained rates the family's kernels reach. A transfer takes the link's latency plus bytes
+// over bandwidth. An op that does no work at all (a weight, a reshape)
+// costs nothing anywhere: the runtime runs nothing for it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,10 +16,14 @@
 
 namespace mlir::tandem {
 
-/// Microseconds one execution of `work` takes on `processor`, for an op whose
-/// result element type is `elementType`.
+/// The family `op` is priced as: the rule in one place, so that the
+/// calibration, the report and the runtime's profile name the same families.
+CostFamily costFamilyOf(Operation *op);
+
+/// Microseconds one execution of `work` takes on `processor`, for an op of
+/// `family` whose result element type is `elementType`.
 double estimateOpTimeUs(const WorkEstimate &work, Type elementType,
-                        const ProcessorProfile &processor);
+                        CostFamily family, const ProcessorProfile &processor);
 
 /// Microseconds one execution of `op` takes on `kind`, or std::nullopt when
 /// the op cannot run there (or the profile has no such device).

@@ -15,11 +15,49 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace mlir::tandem {
+
+/// What kind of work an op does, as the cost model prices it: the kernels of
+/// each family reach their own fraction of a processor's roofline and pay
+/// their own fixed cost per op (costFamilyOf in CostModel.h assigns them).
+enum class CostFamily {
+  Gemm,          // matmul, linear
+  Conv,          // dense convolution (im2col + GEMM)
+  ConvDepthwise, // one group per input channel
+  Conv1x1,       // a 1x1 kernel: a GEMM over the pixels
+  Pool,          // max and average pooling windows
+  Elementwise,   // arithmetic, compare, select, cast, sqrt
+  Transcendental, // exp, log, tanh, sigmoid, gelu, silu, erf, pow
+  Reduction,     // reduce_*, argmax, cumsum
+  Softmax,       // softmax, log_softmax: an exp per element, three passes
+  Normalization, // layer_norm, l2_normalize, batch_norm
+  DataMovement,  // transpose, concat, slice, broadcast, fill, iota, constant
+  Gather,        // embedding, gather
+};
+constexpr int kNumCostFamilies = int(CostFamily::Gather) + 1;
+
+/// The family's name in profiles and reports ("conv_depthwise").
+llvm::StringRef costFamilyName(CostFamily family);
+/// The family named `name`, or std::nullopt.
+std::optional<CostFamily> parseCostFamily(llvm::StringRef name);
+
+/// How one family of kernels runs on one processor: an op takes fixedUs
+/// plus the larger of its compute time (FLOPs at the processor's rate times
+/// computeEfficiency) and its memory time (bytes at its bandwidth times
+/// memoryEfficiency).
+struct FamilyCost {
+  /// The achieved fractions of the processor's FLOP rate and of its memory
+  /// bandwidth; above 1 where the family's working set lives in cache.
+  double computeEfficiency = 1, memoryEfficiency = 1;
+  /// The fixed cost of one op as the runtime pays it (dispatch, launch,
+  /// synchronize, the kernel's own start-up), microseconds.
+  double fixedUs = 0;
+};
 
 /// Sustained rates of one processor (CPU or GPU).
 struct ProcessorProfile {
@@ -33,9 +71,22 @@ struct ProcessorProfile {
   double dispatchUs = 0;
   /// Memory capacity, bytes.
   int64_t memoryBytes = 0;
+  /// Per CostFamily: its efficiency and fixed cost. A profile that does not
+  /// give a family prices it at the roofline plus dispatchUs.
+  std::array<FamilyCost, kNumCostFamilies> families;
+  /// What the family figures are: "calibrated" (fitted to runs of this
+  /// runtime's kernels by tandem-calibrate), or where the defaults come from.
+  std::string familySource;
 
   /// The rate for ops whose result has `elementType`.
   double flopsFor(Type elementType) const;
+  const FamilyCost &family(CostFamily family) const {
+    return families[size_t(family)];
+  }
+  FamilyCost &family(CostFamily family) { return families[size_t(family)]; }
+  /// Every family at the roofline with `fixedUs` (what a profile without
+  /// family figures means).
+  void setUniformFamilies(double fixedUs);
 };
 
 /// One direction of the host/device link.

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/Interfaces/FunctionInterfaces.h"
+#include "tandem/Analysis/CostModel.h"
 #include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Analysis/QueueProgramBuilder.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
@@ -314,7 +315,10 @@ struct ConvertTandemToLLVM
           description->first, deviceCode(getPlacedDevice(op->getResult(0))),
           op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName).getInt(),
           image.addString(op->getName().getStringRef()),
-          image.addString(formatLocation(op->getLoc()))};
+          image.addString(formatLocation(op->getLoc())),
+          image.addString(isa<TransferOp>(op)
+                              ? StringRef("transfer")
+                              : costFamilyName(costFamilyOf(op)))};
       std::optional<QueueKind> queue = getScheduledQueue(op);
       int64_t queueCode = queue ? int64_t(*queue) : img::kCpuQueue;
       std::vector<int64_t> &waits = pendingWaits[queueCode];

@@ -8,7 +8,7 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 6):
+// Layout (version 7):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
 //   predictedMakespanNs, predictedSerialNs,
@@ -16,7 +16,7 @@
 //   numOutputs x tensor,
 //   numWeights x (nameOffset, device, arenaOffset, tensor),
 //   numOps     x (wordCount, kind, device, arenaOffset, nameOffset, locOffset,
-//                 queue, predictedNs, numWaits, numWaits x op,
+//                 familyOffset, queue, predictedNs, numWaits, numWaits x op,
 //                 numOperands, numOperands x (device, producer, tensor),
 //                 result tensor, numAttrs, numAttrs x word)
 // where tensor = (dtype, rank, rank x dim). The kinds and the layout of
@@ -30,7 +30,9 @@
 // device profile) are the compiler's cost model: each op's time on its
 // device or link, and the schedule's makespan and serial sum; the sim
 // backend paces ops to them with --sim-timing=profile, and the profile
-// prints them beside what was measured.
+// prints them beside what was measured, per op, per op kind and per the
+// cost model's op family (familyOffset: "gemm", "conv_depthwise", ...,
+// "transfer").
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +46,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 6;
+constexpr int64_t kVersion = 7;
 
 /// The highest tensor rank the GPU kernels take (their layouts hold this
 /// many dimensions): placement keeps ops on higher-rank tensors on the CPU.

@@ -1,0 +1,36 @@
+"""Checks a --profile-json's op families against its op runs and the
+placement report: every op run names a family, each family's figures are
+the sums of its ops' (calls, time, predicted time x calls), and the
+predicted times per op sum to the report's predicted serial time.
+
+Usage: check_profile_families.py PROFILE.json REPORT.json"""
+import json
+import math
+import sys
+
+profile = json.load(open(sys.argv[1]))
+report = json.load(open(sys.argv[2]))
+runs = profile["op_runs"]
+sums = {}
+for run in runs:
+    assert run["family"], run
+    entry = sums.setdefault((run["family"], run["device"]), [0, 0, 0.0, 0.0])
+    entry[0] += 1
+    entry[1] += run["calls"]
+    entry[2] += run["total_us"]
+    entry[3] += run["predicted_us"] * run["calls"]
+families = {(f["family"], f["device"]): f for f in profile["families"]}
+assert set(families) == set(sums), (families.keys(), sums.keys())
+for key, (ops, calls, total, predicted) in sums.items():
+    family = families[key]
+    assert family["ops"] == ops and family["calls"] == calls, (family, ops, calls)
+    assert math.isclose(family["total_us"], total, rel_tol=1e-6, abs_tol=0.01), (family, total)
+    assert math.isclose(family["predicted_us"], predicted, rel_tol=1e-6, abs_tol=0.01), \
+        (family, predicted)
+    assert math.isclose(family["measured_over_predicted"],
+                        family["total_us"] / family["predicted_us"], rel_tol=1e-6)
+per_run = sum(run["predicted_us"] for run in runs)
+assert math.isclose(per_run, report["predicted_us"]["serial"], rel_tol=1e-4, abs_tol=0.01), \
+    (per_run, report["predicted_us"])
+print(f"{len(runs)} op runs, families {' '.join(sorted(f for f, _ in sums))}: "
+      "sums agree with the ops and the report")

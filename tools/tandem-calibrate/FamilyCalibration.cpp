@@ -1,0 +1,611 @@
+//===- FamilyCalibration.cpp - fitting each op family to real runs --------===//
+//
+// The rates of calibrateCpu are what OpenBLAS and a streaming loop reach;
+// the runtime's kernels reach their own fraction of them, and every op pays
+// a fixed cost that no roofline sees. So the calibration compiles one model
+// of representative ops (each family at several shapes, from the sizes of
+// small models to those of large ones) with the real compiler, runs it with
+// the real runtime, and fits per family
+//
+//   measured us = fixed_us + max(compute us / compute_efficiency,
+//                                memory us / memory_efficiency)
+//
+// where an op's compute and memory times at the measured rates are what
+// the compiler predicts for it under two profiles with every family at
+// {1, 1, 0}: one whose bandwidth is unbounded (its prediction is the
+// compute time) and one whose FLOP rate is (the memory time). The fit
+// minimizes the squared relative error (small ops count as much as large
+// ones) over a grid of the two efficiencies, with the best fixed_us >= 0
+// for each.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Calibration.h"
+
+#include "tandem/Analysis/DeviceProfile.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace mlir::tandem;
+using namespace tandem_calibrate;
+
+namespace {
+
+/// The calibration model's text: one function whose arguments feed every
+/// op and whose results are every op's result (so that none is dead).
+class CalibrationModel {
+public:
+  /// A new argument of `type`; its SSA name.
+  std::string arg(const std::string &type) {
+    argTypes.push_back(type);
+    return "%a" + std::to_string(argTypes.size() - 1);
+  }
+
+  /// An op `text` (with "$r" where its result's name goes) of result type
+  /// `type`, the one measured (its location says so). Each argument it is
+  /// the first to read is read just before it by a warm-up reduction, so
+  /// that it finds its operands in the caches, as an op of a model finds
+  /// what the op before it just wrote. Its SSA name.
+  std::string op(const std::string &text, const std::string &type) {
+    for (size_t at = text.find("%a"); at != std::string::npos;
+         at = text.find("%a", at + 2)) {
+      size_t end = at + 2;
+      while (end < text.size() && isdigit((unsigned char)text[end]))
+        ++end;
+      size_t index = std::stoul(text.substr(at + 2, end - at - 2));
+      if (warmed.size() <= index)
+        warmed.resize(index + 1);
+      if (warmed[index])
+        continue;
+      warmed[index] = true;
+      const std::string &argType = argTypes[index];
+      std::string axes;
+      for (int64_t k = 0, rank = std::count(argType.begin(), argType.end(), 'x');
+           k < rank; ++k)
+        axes += (k ? ", " : "") + std::to_string(k);
+      emit(llvm::formatv("$r = tandem.reduce_max {0} {{axes = array<i64: {1}>} "
+                         ": {2} -> {3} loc(\"{4}\")",
+                         text.substr(at, end - at), axes, argType,
+                         tensor(argType), kWarmUp)
+               .str(),
+           tensor(argType));
+    }
+    return emit(text + " loc(\"" + kMeasured + "\")", type);
+  }
+
+  /// The locations that mark the ops measured and the warm-up reads.
+  static constexpr const char *kMeasured = "calibration", *kWarmUp = "warm-up";
+
+  std::string text() const {
+    std::string args, results;
+    for (size_t k = 0; k < argTypes.size(); ++k)
+      args += (k ? ", %a" : "%a") + std::to_string(k) + ": " + argTypes[k];
+    for (size_t k = 0; k < resultTypes.size(); ++k)
+      results += (k ? ", " : "") + resultTypes[k];
+    std::string names;
+    for (size_t k = 0; k < resultNames.size(); ++k)
+      names += (k ? ", " : "") + resultNames[k];
+    return "func.func @main(" + args + ") -> (" + results + ") {\n" + body +
+           "  return " + names + " : " + results + "\n}\n";
+  }
+
+private:
+  std::string emit(const std::string &text, const std::string &type) {
+    std::string name = "%r" + std::to_string(resultTypes.size());
+    std::string line = text;
+    line.replace(line.find("$r"), 2, name);
+    body += "  " + line + "\n";
+    resultNames.push_back(name);
+    resultTypes.push_back(type);
+    return name;
+  }
+
+  /// The 0-d tensor of `type`'s element type.
+  static std::string tensor(const std::string &type) {
+    size_t last = type.rfind('x');
+    std::string element =
+        type.substr(last + 1, type.size() - last - 2); // drop the '>'
+    return "tensor<" + element + ">";
+  }
+
+  std::vector<std::string> argTypes, resultTypes, resultNames;
+  std::vector<bool> warmed;
+  std::string body;
+};
+
+std::string tensor(std::initializer_list<int64_t> shape,
+                   const char *element = "f32") {
+  std::string type = "tensor<";
+  for (int64_t dim : shape)
+    type += std::to_string(dim) + "x";
+  return type + element + ">";
+}
+
+std::string tensor(const std::vector<int64_t> &shape,
+                   const char *element = "f32") {
+  std::string type = "tensor<";
+  for (int64_t dim : shape)
+    type += std::to_string(dim) + "x";
+  return type + element + ">";
+}
+
+/// conv2d of x [n, c, h, w] by o filters k x k (stride s, padding p, groups
+/// g), with a bias.
+void conv(CalibrationModel &m, int64_t n, int64_t c, int64_t h, int64_t o,
+          int64_t k, int64_t s, int64_t p, int64_t g) {
+  int64_t oh = (h + 2 * p - k) / s + 1;
+  std::string x = m.arg(tensor({n, c, h, h}));
+  std::string w = m.arg(tensor({o, c / g, k, k}));
+  std::string b = m.arg(tensor({o}));
+  std::string result = tensor({n, o, oh, oh});
+  m.op(llvm::formatv("$r = tandem.conv2d {0}, {1}, {2} {{strides = "
+                     "array<i64: {3}, {3}>, padding = array<i64: {4}, {4}>, "
+                     "groups = {5} : i64} : ({6}, {7}, {8}) -> {9}",
+                     x, w, b, s, p, g, tensor({n, c, h, h}),
+                     tensor({o, c / g, k, k}), tensor({o}), result)
+           .str(),
+       result);
+}
+
+/// Every family at shapes from a small model's to a large one's.
+CalibrationModel buildCalibrationModel() {
+  CalibrationModel m;
+  // GEMM: linear layers and batched matmuls.
+  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{16, 64, 64},
+                               {128, 13, 512},
+                               {64, 256, 256},
+                               {512, 256, 768},
+                               {256, 1024, 1024},
+                               {512, 1024, 256}}) {
+    std::string x = m.arg(tensor({rows, in})), w = m.arg(tensor({out, in})),
+                b = m.arg(tensor({out}));
+    m.op(llvm::formatv("$r = tandem.linear {0}, {1}, {2} : ({3}, {4}, {5}) "
+                       "-> {6}",
+                       x, w, b, tensor({rows, in}), tensor({out, in}),
+                       tensor({out}), tensor({rows, out}))
+             .str(),
+         tensor({rows, out}));
+  }
+  for (auto [batch, size] : {std::pair<int64_t, int64_t>{4, 32}, {32, 64}}) {
+    std::string type = tensor({batch, size, size});
+    std::string a = m.arg(type), b = m.arg(type);
+    m.op(llvm::formatv("$r = tandem.matmul {0}, {1} : ({2}, {2}) -> {2}", a, b,
+                       type)
+             .str(),
+         type);
+  }
+  // Dense convolutions (3x3 and a 7x7 stem), 1x1 and depthwise ones.
+  conv(m, 1, 8, 16, 8, 3, 1, 1, 1);
+  conv(m, 2, 16, 32, 16, 3, 1, 1, 1);
+  conv(m, 2, 64, 16, 64, 3, 1, 1, 1);
+  conv(m, 2, 128, 8, 128, 3, 1, 1, 1);
+  conv(m, 2, 256, 4, 256, 3, 1, 1, 1);
+  conv(m, 2, 3, 64, 64, 7, 2, 3, 1);
+  conv(m, 1, 32, 56, 64, 3, 1, 1, 1);
+  conv(m, 2, 64, 64, 64, 3, 1, 1, 1);
+  conv(m, 1, 64, 28, 128, 3, 2, 1, 1);
+  conv(m, 2, 64, 16, 256, 1, 1, 0, 1);
+  conv(m, 1, 96, 28, 24, 1, 1, 0, 1);
+  conv(m, 1, 240, 14, 40, 1, 1, 0, 1);
+  conv(m, 2, 512, 4, 512, 1, 1, 0, 1);
+  conv(m, 1, 16, 112, 64, 1, 1, 0, 1);
+  conv(m, 1, 32, 112, 32, 3, 1, 1, 32);
+  conv(m, 1, 144, 56, 144, 3, 2, 1, 144);
+  conv(m, 1, 240, 28, 240, 5, 1, 2, 240);
+  conv(m, 1, 960, 7, 960, 3, 1, 1, 960);
+  conv(m, 2, 64, 16, 64, 3, 1, 1, 64);
+  // Pooling windows.
+  for (auto [n, c, h, k, s, p, max] :
+       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>{
+            2, 64, 32, 3, 2, 1, true},
+        {1, 64, 112, 3, 2, 1, true},
+        {2, 128, 16, 2, 2, 0, false},
+        {8, 32, 32, 2, 2, 0, true}}) {
+    int64_t oh = (h + 2 * p - k) / s + 1;
+    std::string x = m.arg(tensor({n, c, h, h}));
+    std::string result = tensor({n, c, oh, oh});
+    m.op(llvm::formatv("$r = tandem.{0} {1} {{kernel = array<i64: {2}, {2}>, "
+                       "strides = array<i64: {3}, {3}>, padding = array<i64: "
+                       "{4}, {4}>} : {5} -> {6}",
+                       max ? "max_pool2d" : "avg_pool2d", x, k, s, p,
+                       tensor({n, c, h, h}), result)
+             .str(),
+         result);
+  }
+  // Elementwise: cheap and transcendental unary ops, binary ops with and
+  // without broadcasting, from 1K to 2M elements.
+  for (int64_t rows : {4, 64, 1024, 8192}) {
+    std::string type = tensor({rows, 256});
+    std::string x = m.arg(type), y = m.arg(type), row = m.arg(tensor({256}));
+    for (const char *unary : {"relu", "sigmoid", "gelu", "exp", "tanh"})
+      m.op(llvm::formatv("$r = tandem.{0} {1} : {2}", unary, x, type).str(),
+           type);
+    m.op(llvm::formatv("$r = tandem.add {0}, {1} : {2}", x, y, type).str(),
+         type);
+    m.op(llvm::formatv("$r = tandem.mul {0}, {1} : {2}, {3} -> {2}", x, row,
+                       type, tensor({256}))
+             .str(),
+         type);
+  }
+  // Reductions over the last axis and over the pixels.
+  for (auto [shape, axes] :
+       {std::pair<std::vector<int64_t>, const char *>{{16, 16}, "1"},
+        {{64, 1024}, "1"},
+        {{4096, 256}, "1"},
+        {{2, 512, 8, 8}, "2, 3"},
+        {{1, 960, 7, 7}, "2, 3"},
+        {{256, 4096}, "1"}}) {
+    std::vector<int64_t> out(shape.begin(), shape.end() - (axes[1] ? 2 : 1));
+    std::string x = m.arg(tensor(shape));
+    m.op(llvm::formatv("$r = tandem.reduce_mean {0} {{axes = array<i64: {1}>} "
+                       ": {2} -> {3}",
+                       x, axes, tensor(shape), tensor(out))
+             .str(),
+         tensor(out));
+  }
+  // Normalizations: softmax (attention scores), layer norm, batch norm.
+  for (std::vector<int64_t> shape :
+       {std::vector<int64_t>{4, 16, 16}, {8, 64, 64}, {32, 64, 64}, {512, 1024}}) {
+    std::string x = m.arg(tensor(shape));
+    m.op(llvm::formatv("$r = tandem.softmax {0} {{axis = {1} : i64} : {2}", x,
+                       shape.size() - 1, tensor(shape))
+             .str(),
+         tensor(shape));
+    m.op(llvm::formatv("$r = tandem.log_softmax {0} {{axis = {1} : i64} : {2}",
+                       x, shape.size() - 1, tensor(shape))
+             .str(),
+         tensor(shape));
+  }
+  for (auto [rows, width] :
+       {std::pair<int64_t, int64_t>{16, 64}, {512, 256}, {2048, 1024}}) {
+    std::string type = tensor({rows, width});
+    std::string x = m.arg(type), g = m.arg(tensor({width})),
+                b = m.arg(tensor({width}));
+    m.op(llvm::formatv("$r = tandem.layer_norm {0}, {1}, {2} {{axis = 1 : i64} "
+                       ": ({3}, {4}, {4}) -> {3}",
+                       x, g, b, type, tensor({width}))
+             .str(),
+         type);
+  }
+  for (auto [n, c, h] : {std::tuple<int64_t, int64_t, int64_t>{2, 64, 32},
+                         {1, 32, 112},
+                         {2, 512, 4}}) {
+    std::string type = tensor({n, c, h, h}), channel = tensor({c});
+    std::string x = m.arg(type), mean = m.arg(channel), var = m.arg(channel),
+                scale = m.arg(channel), shift = m.arg(channel);
+    m.op(llvm::formatv("$r = tandem.batch_norm {0}, {1}, {2}, {3}, {4} "
+                       "{{epsilon = 1.0e-5 : f32} : ({5}, {6}, {6}, {6}, {6}) "
+                       "-> {5}",
+                       x, scale, shift, mean, var, type, channel)
+             .str(),
+         type);
+  }
+  // Data movement: transposes (attention heads), concat, slice, broadcast,
+  // fill.
+  for (int64_t rows : {16, 512, 2048}) {
+    std::string in = tensor({rows, 256}), out = tensor({256, rows});
+    std::string x = m.arg(in), y = m.arg(in);
+    m.op(llvm::formatv("$r = tandem.transpose {0} {{perm = array<i64: 1, 0>} "
+                       ": {1} -> {2}",
+                       x, in, out)
+             .str(),
+         out);
+    std::string joined = tensor({rows, 512});
+    m.op(llvm::formatv("$r = tandem.concat {0}, {1} {{axis = 1 : i64} : ({2}, "
+                       "{2}) -> {3}",
+                       x, y, in, joined)
+             .str(),
+         joined);
+    std::string part = tensor({rows, 128});
+    m.op(llvm::formatv("$r = tandem.slice {0} {{starts = array<i64: 0, 64>, "
+                       "limits = array<i64: {1}, 192>, strides = array<i64: "
+                       "1, 1>} : {2} -> {3}",
+                       x, rows, in, part)
+             .str(),
+         part);
+    std::string row = m.arg(tensor({256}));
+    m.op(llvm::formatv("$r = tandem.broadcast_to {0} : {1} -> {2}", row,
+                       tensor({256}), in)
+             .str(),
+         in);
+    m.op(llvm::formatv("$r = tandem.fill(0.0 : f32) : {0}", in).str(), in);
+  }
+  {
+    std::string in = tensor({8, 64, 4, 64}), out = tensor({8, 4, 64, 64});
+    std::string x = m.arg(in);
+    m.op(llvm::formatv("$r = tandem.transpose {0} {{perm = array<i64: 0, 2, "
+                       "1, 3>} : {1} -> {2}",
+                       x, in, out)
+             .str(),
+         out);
+  }
+  // Gathers: embedding lookups of scattered rows (ids i * 7919 mod rows,
+  // computed in the model from an iota).
+  for (auto [rows, width, lookups] :
+       {std::tuple<int64_t, int64_t, int64_t>{1000, 64, 64},
+        {10000, 64, 4096},
+        {200000, 32, 8192}}) {
+    std::string ids = tensor({lookups}, "i64");
+    std::string iota =
+        m.op(llvm::formatv("$r = tandem.iota {{axis = 0 : i64} : {0}", ids)
+                 .str(),
+             ids);
+    std::string table = m.arg(tensor({rows, width}));
+    std::string prime = m.op(
+        llvm::formatv("$r = tandem.fill(7919 : i64) : {0}", ids).str(), ids);
+    std::string count = m.op(
+        llvm::formatv("$r = tandem.fill({0} : i64) : {1}", rows, ids).str(),
+        ids);
+    std::string scaled = m.op(
+        llvm::formatv("$r = tandem.mul {0}, {1} : {2}", iota, prime, ids).str(),
+        ids);
+    std::string quotient =
+        m.op(llvm::formatv("$r = tandem.div {0}, {1} : {2}", scaled, count, ids)
+                 .str(),
+             ids);
+    std::string whole = m.op(
+        llvm::formatv("$r = tandem.mul {0}, {1} : {2}", quotient, count, ids)
+            .str(),
+        ids);
+    std::string index = m.op(
+        llvm::formatv("$r = tandem.sub {0}, {1} : {2}", scaled, whole, ids)
+            .str(),
+        ids);
+    std::string result = tensor({lookups, width});
+    m.op(llvm::formatv("$r = tandem.embedding {0}, {1} : ({2}, {3}) -> {4}",
+                       table, index, tensor({rows, width}), ids, result)
+             .str(),
+         result);
+  }
+  return m;
+}
+
+/// Runs `program` with `args`, its output to `log`; an error naming the
+/// step and the log's tail when it fails.
+llvm::Error runStep(llvm::StringRef what, llvm::StringRef program,
+                    const std::vector<std::string> &args,
+                    llvm::StringRef log) {
+  std::vector<llvm::StringRef> argv{program};
+  for (const std::string &arg : args)
+    argv.push_back(arg);
+  std::optional<llvm::StringRef> redirects[] = {std::nullopt, log, log};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(program, argv, std::nullopt,
+                                         redirects, 0, 0, &message);
+  if (status == 0)
+    return llvm::Error::success();
+  std::string output;
+  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+    output = (*buffer)->getBuffer().take_back(2000).str();
+  return llvm::createStringError(
+      llvm::inconvertibleErrorCode(),
+      llvm::formatv("{0} failed ({1}): {2}", what,
+                    message.empty() ? "exit status " + std::to_string(status)
+                                    : message,
+                    output)
+          .str());
+}
+
+/// The op runs of a --profile-json.
+llvm::Expected<std::vector<llvm::json::Object>>
+readOpRuns(llvm::StringRef path) {
+  auto buffer = llvm::MemoryBuffer::getFile(path);
+  if (!buffer)
+    return llvm::createStringError(buffer.getError(),
+                                   "cannot read the calibration run's profile");
+  llvm::Expected<llvm::json::Value> parsed =
+      llvm::json::parse((*buffer)->getBuffer());
+  if (!parsed)
+    return parsed.takeError();
+  const llvm::json::Array *runs =
+      parsed->getAsObject() ? parsed->getAsObject()->getArray("op_runs")
+                            : nullptr;
+  if (!runs)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the calibration run's profile has no "
+                                   "op_runs");
+  std::vector<llvm::json::Object> result;
+  for (const llvm::json::Value &run : *runs) {
+    const llvm::json::Object *object = run.getAsObject();
+    if (!object || object->getNumber("calls").value_or(0) <= 0)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "an op of the calibration run never ran");
+    result.push_back(*object);
+  }
+  return result;
+}
+
+/// One op's best time in a run, microseconds: a run's first call pays for
+/// faulting in the arenas' pages, and the machine may be shared.
+double bestUs(const llvm::json::Object &run) {
+  return run.getNumber("min_us").value_or(0);
+}
+
+/// A log-spaced grid of efficiencies from `low` to `high`.
+std::vector<double> efficiencyGrid(double low, double high, int points) {
+  std::vector<double> grid;
+  for (int k = 0; k < points; ++k)
+    grid.push_back(low * std::pow(high / low, double(k) / (points - 1)));
+  return grid;
+}
+
+/// The fitted time of `sample` under `cost`.
+double fittedUs(const CalibrationSample &sample, const FamilyCost &cost) {
+  return cost.fixedUs + std::max(sample.computeUs / cost.computeEfficiency,
+                                 sample.memoryUs / cost.memoryEfficiency);
+}
+
+/// The family cost through `samples` with the least squared relative error.
+FamilyFit fit(const std::vector<const CalibrationSample *> &samples) {
+  // For given efficiencies the best fixed cost of sum ((a + r - t) / t)^2 is
+  // the weighted mean of t - r with weights 1 / t^2 (at least 0).
+  static const std::vector<double> grid = efficiencyGrid(1e-3, 100, 121);
+  FamilyFit best;
+  double bestError = INFINITY;
+  for (double compute : grid)
+    for (double memory : grid) {
+      FamilyCost cost{compute, memory, 0};
+      double weights = 0, residual = 0;
+      for (const CalibrationSample *sample : samples) {
+        double w = 1 / (sample->measuredUs * sample->measuredUs);
+        weights += w;
+        residual += w * (sample->measuredUs - fittedUs(*sample, cost));
+      }
+      cost.fixedUs = std::max(0.0, residual / weights);
+      double error = 0;
+      for (const CalibrationSample *sample : samples) {
+        double relative = fittedUs(*sample, cost) / sample->measuredUs - 1;
+        error += relative * relative;
+      }
+      if (error < bestError) {
+        bestError = error;
+        best.cost = cost;
+      }
+    }
+  best.samples = samples.size();
+  for (const CalibrationSample *sample : samples) {
+    double ratio = sample->measuredUs / fittedUs(*sample, best.cost);
+    best.worstRatio = std::max({best.worstRatio, ratio, 1 / ratio});
+  }
+  return best;
+}
+
+} // namespace
+
+llvm::Expected<FamilyCalibration>
+tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
+                                    llvm::StringRef compiler, bool quick) {
+  llvm::SmallString<128> dir;
+  if (std::error_code error =
+          llvm::sys::fs::createUniqueDirectory("tandem-calibrate", dir))
+    return llvm::createStringError(error, "cannot make a temporary directory");
+  auto path = [&](llvm::StringRef name) {
+    llvm::SmallString<128> full(dir);
+    llvm::sys::path::append(full, name);
+    return std::string(full);
+  };
+  // Everything the calibration writes goes when it is done.
+  struct RemoveDir {
+    std::string dir;
+    ~RemoveDir() { llvm::sys::fs::remove_directories(dir); }
+  } cleanup{std::string(dir)};
+
+  // The measured rates with every family at {1, 1, 0}, and either the
+  // bandwidth or the FLOP rate unbounded: each op's predicted time is then
+  // its compute time, or its memory time.
+  constexpr double kUnbounded = 1e21;
+  DeviceProfile computeOnly = rates;
+  computeOnly.gpu.reset();
+  computeOnly.cpu.setUniformFamilies(0);
+  DeviceProfile memoryOnly = computeOnly;
+  computeOnly.cpu.memoryBandwidth = kUnbounded;
+  memoryOnly.cpu.f32Flops = memoryOnly.cpu.f16Flops =
+      memoryOnly.cpu.bf16Flops = memoryOnly.cpu.intOps = kUnbounded;
+  std::string modelPath = path("model.mlir"), log = path("log.txt");
+  auto write = [&](const std::string &file,
+                   const std::string &text) -> llvm::Error {
+    std::error_code error;
+    llvm::raw_fd_ostream os(file, error);
+    if (!error)
+      os << text;
+    if (error)
+      return llvm::createStringError(error, "cannot write " + file);
+    return llvm::Error::success();
+  };
+  if (llvm::Error error = write(modelPath, buildCalibrationModel().text()))
+    return std::move(error);
+  // Compiles the model under `profile` and runs it `rounds` times; the op
+  // runs of each round.
+  auto compileAndRun = [&](const DeviceProfile &profile, llvm::StringRef name,
+                           int rounds, int repeat)
+      -> llvm::Expected<std::vector<std::vector<llvm::json::Object>>> {
+    std::string profilePath = path((name + ".json").str()),
+                binary = path(name.str());
+    if (llvm::Error error =
+            write(profilePath, llvm::formatv("{0:2}", toJSON(profile)).str()))
+      return std::move(error);
+    if (llvm::Error error = runStep(
+            "compiling the calibration model", compiler,
+            {modelPath, "-o", binary, "--strategy=all-cpu",
+             "--device-profile=" + profilePath},
+            log))
+      return std::move(error);
+    std::vector<std::vector<llvm::json::Object>> result;
+    for (int round = 0; round < rounds; ++round) {
+      std::string runProfile = path("run.json");
+      if (llvm::Error error = runStep(
+              "running the calibration model", binary,
+              {"--random-inputs", "1", "--repeat", std::to_string(repeat),
+               "--profile-json", runProfile},
+              log))
+        return std::move(error);
+      llvm::Expected<std::vector<llvm::json::Object>> runs =
+          readOpRuns(runProfile);
+      if (!runs)
+        return runs.takeError();
+      result.push_back(std::move(*runs));
+    }
+    return result;
+  };
+  int rounds = quick ? 2 : 5, repeat = quick ? 3 : 10;
+  auto timed = compileAndRun(computeOnly, "compute", rounds, repeat);
+  if (!timed)
+    return timed.takeError();
+  // One run of the memory-time build gives its predictions.
+  auto memory = compileAndRun(memoryOnly, "memory", 1, 1);
+  if (!memory)
+    return memory.takeError();
+  std::vector<CalibrationSample> samples;
+  for (size_t k = 0; k < timed->front().size(); ++k) {
+    const llvm::json::Object &run = timed->front()[k];
+    if (run.getString("loc").value_or("") != CalibrationModel::kMeasured)
+      continue;
+    CalibrationSample sample;
+    sample.family = run.getString("family").value_or("").str();
+    sample.name = run.getString("name").value_or("").str();
+    sample.computeUs = run.getNumber("predicted_us").value_or(0);
+    sample.memoryUs =
+        k < memory->front().size()
+            ? memory->front()[k].getNumber("predicted_us").value_or(0)
+            : 0;
+    sample.measuredUs = INFINITY;
+    for (const std::vector<llvm::json::Object> &round : *timed)
+      if (k < round.size())
+        sample.measuredUs = std::min(sample.measuredUs, bestUs(round[k]));
+    samples.push_back(sample);
+  }
+
+  std::map<std::string, std::vector<const CalibrationSample *>> byFamily;
+  for (const CalibrationSample &sample : samples)
+    if (sample.computeUs + sample.memoryUs > 0 && sample.measuredUs > 0 &&
+        std::isfinite(sample.measuredUs))
+      byFamily[sample.family].push_back(&sample);
+  FamilyCalibration result;
+  for (auto &[name, familyCalibrationSamples] : byFamily) {
+    std::optional<CostFamily> family = parseCostFamily(name);
+    if (!family)
+      continue;
+    FamilyFit familyFit = fit(familyCalibrationSamples);
+    familyFit.family = *family;
+    result.fits.push_back(familyFit);
+  }
+  for (CalibrationSample &sample : samples)
+    for (const FamilyFit &familyFit : result.fits)
+      if (costFamilyName(familyFit.family) == sample.family)
+        sample.fittedUs = fittedUs(sample, familyFit.cost);
+  result.samples = std::move(samples);
+  result.rounds = rounds;
+  result.repeat = repeat;
+  return result;
+}
