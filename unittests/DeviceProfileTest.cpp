@@ -234,12 +234,12 @@ TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
                    "tensor<2x4x3x3xf32>) -> tensor<1x2x6x6xf32>",
                    "%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x3x3xf32>"),
             CostFamily::Conv);
-  // Grouped but not depthwise: im2col + GEMM per group.
+  // Grouped but not depthwise: a small im2col + GEMM per group.
   EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 2 : i64} : "
                    "(tensor<1x4x8x8xf32>, tensor<4x2x3x3xf32>) -> "
                    "tensor<1x4x6x6xf32>",
                    "%x: tensor<1x4x8x8xf32>, %w: tensor<4x2x3x3xf32>"),
-            CostFamily::Conv);
+            CostFamily::ConvGrouped);
   const char *vector = "%a: tensor<16xf32>";
   EXPECT_EQ(family<ReluOp>("%r = tandem.relu %a : tensor<16xf32>", vector),
             CostFamily::Elementwise);

@@ -23,6 +23,8 @@ CostFamily tandem::costFamilyOf(Operation *op) {
         // runs it as a direct stencil, not im2col + GEMM.
         if (conv.getGroups() > 1 && filter.getDimSize(1) == 1)
           return CostFamily::ConvDepthwise;
+        if (conv.getGroups() > 1)
+          return CostFamily::ConvGrouped;
         if (filter.getDimSize(2) == 1 && filter.getDimSize(3) == 1)
           return CostFamily::Conv1x1;
         return CostFamily::Conv;
@@ -56,6 +58,31 @@ double tandem::estimateOpTimeUs(const WorkEstimate &work, Type elementType,
   return cost.fixedUs + std::max(computeSeconds, memorySeconds) * 1e6;
 }
 
+/// Bytes a kernel moves beyond its operands and result, on `kind`: the CPU
+/// convolution writes its im2col matrix ((C/groups)·kH·kW rows of
+/// N·OH·OW columns per group) and its GEMM reads it back, and with more
+/// than one image the product is written once more and scattered to NCHW.
+/// (The depthwise stencil reads its input directly.)
+static int64_t kernelTrafficBytes(Operation *op, DeviceKind kind) {
+  auto conv = dyn_cast<Conv2dOp>(op);
+  if (!conv || kind != DeviceKind::CPU ||
+      costFamilyOf(op) == CostFamily::ConvDepthwise)
+    return 0;
+  auto filter = cast<ShapedType>(conv.getW().getType());
+  auto result = cast<ShapedType>(conv.getResult().getType());
+  // In doubles: a huge (rejected later, or never run) shape must not
+  // overflow; the sum is capped far below what int64 holds.
+  double elementBytes = (result.getElementTypeBitWidth() + 7) / 8;
+  double rows = double(filter.getDimSize(1)) * filter.getDimSize(2) *
+                filter.getDimSize(3) * conv.getGroups();
+  double images = result.getDimSize(0);
+  double pixels = double(result.getDimSize(2)) * result.getDimSize(3);
+  double columns = 2 * rows * images * pixels * elementBytes;
+  double scatter =
+      images > 1 ? 2 * double(result.getNumElements()) * elementBytes : 0;
+  return int64_t(std::min(columns + scatter, 0x1p60));
+}
+
 std::optional<double> tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
                                                const DeviceProfile &profile) {
   auto work = dyn_cast<WorkEstimateOpInterface>(op);
@@ -71,8 +98,11 @@ std::optional<double> tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   Type elementType = op->getNumResults()
                          ? getElementTypeOrSelf(op->getResult(0).getType())
                          : Float32Type::get(op->getContext());
-  return estimateOpTimeUs(work.estimateWork(), elementType, costFamilyOf(op),
-                          *processor);
+  WorkEstimate estimate = work.estimateWork();
+  int64_t traffic = kernelTrafficBytes(op, kind);
+  estimate.bytesRead += traffic / 2;
+  estimate.bytesWritten += traffic - traffic / 2;
+  return estimateOpTimeUs(estimate, elementType, costFamilyOf(op), *processor);
 }
 
 double tandem::estimateTransferTimeUs(int64_t bytes, const LinkProfile &link) {

@@ -23,7 +23,7 @@ constexpr llvm::StringLiteral kUniformFamilies =
     "dispatch (CPU) or launch (GPU) cost; tandem-calibrate fits them";
 
 constexpr llvm::StringLiteral kCostFamilyNames[kNumCostFamilies] = {
-    "gemm",           "conv",      "conv_depthwise", "conv_1x1",
+    "gemm",           "conv",      "conv_grouped",   "conv_depthwise", "conv_1x1",
     "pool",           "elementwise", "transcendental", "reduction",
     "softmax",        "normalization", "data_movement", "gather"};
 } // namespace

@@ -332,11 +332,7 @@ void CudaQueueExecutor::collectTimes() {
     if (!rt.options.trace.empty())
       rt.trace.push_back({op.name, op.device, op.queue,
                           firstEnqueue - rt.origin + start, seconds});
-    OpStats &stats = rt.opStats[index];
-    ++stats.calls;
-    stats.total += seconds;
-    stats.min = std::min(stats.min, seconds);
-    stats.max = std::max(stats.max, seconds);
+    rt.opStats[index].record(seconds);
   }
 }
 

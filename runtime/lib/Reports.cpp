@@ -215,6 +215,8 @@ void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
          {"total_us", micros(op.total)},
          {"min_us", op.calls ? nlohmann::ordered_json(micros(op.min))
                              : nlohmann::ordered_json(nullptr)},
+         {"first_us", op.calls ? nlohmann::ordered_json(micros(op.first))
+                               : nlohmann::ordered_json(nullptr)},
          {"predicted_us",
           predictedJson(record.predictedSeconds * predictionScale(rt))}});
   }

@@ -335,11 +335,7 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
   }
   if (!rt.options.trace.empty())
     rt.trace.push_back({op.name, op.device, op.queue, start - rt.origin, seconds});
-  OpStats &stats = rt.opStats[index];
-  ++stats.calls;
-  stats.total += seconds;
-  stats.min = std::min(stats.min, seconds);
-  stats.max = std::max(stats.max, seconds);
+  rt.opStats[index].record(seconds);
 }
 
 void tandem::rt::finishRun(TandemRuntime &rt) {

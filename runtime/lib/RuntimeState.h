@@ -17,6 +17,7 @@
 #include "cpu/CpuKernels.h"
 #include "tandem/runtime/Safetensors.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <atomic>
 #include <exception>
@@ -31,7 +32,17 @@ namespace tandem::rt {
 /// One op's timings over the runs.
 struct OpStats {
   int64_t calls = 0;
-  double total = 0, min = 1e30, max = 0;
+  /// `first`: the first call's seconds (it pays for faulting in the
+  /// arenas' pages and cold caches); the steady time excludes it.
+  double total = 0, min = 1e30, max = 0, first = 0;
+
+  void record(double seconds) {
+    if (calls++ == 0)
+      first = seconds;
+    total += seconds;
+    min = std::min(min, seconds);
+    max = std::max(max, seconds);
+  }
 };
 
 /// The executable's command line (the library form sets only `backend`).

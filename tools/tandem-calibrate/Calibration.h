@@ -54,7 +54,8 @@ struct FamilyFit {
 };
 
 /// One op of the calibration run: its family, its compute and memory times
-/// at the measured rates, the time it took (its best over the rounds) and
+/// at the measured rates, the time it took (the best round's average
+/// without the round's first call) and
 /// the time its family's fit gives it.
 struct CalibrationSample {
   std::string family, name;
@@ -70,10 +71,12 @@ struct FamilyCalibration {
 /// Compiles a model of representative ops of every family with `compiler`
 /// (tandem-compile) under `rates` (the CPU's measured rates), runs it on the
 /// CPU, and fits each family's efficiency and fixed cost to its ops' times
-/// (FamilyCalibration.cpp says how).
+/// (FamilyCalibration.cpp says how). `saveModel`, unless empty, is where the
+/// calibration model's MLIR is also written.
 llvm::Expected<FamilyCalibration>
 calibrateFamilies(const mlir::tandem::DeviceProfile &rates,
-                  llvm::StringRef compiler, bool quick);
+                  llvm::StringRef compiler, bool quick,
+                  llvm::StringRef saveModel);
 
 } // namespace tandem_calibrate
 

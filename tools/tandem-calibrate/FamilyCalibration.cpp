@@ -54,9 +54,13 @@ public:
 
   /// An op `text` (with "$r" where its result's name goes) of result type
   /// `type`, the one measured (its location says so). Each argument it is
-  /// the first to read is read just before it by a warm-up reduction, so
-  /// that it finds its operands in the caches, as an op of a model finds
-  /// what the op before it just wrote. Its SSA name.
+  /// the first to read is read just before it (a reduction to a scalar), so
+  /// that it finds its operands in the caches as an op of a model finds what
+  /// its producer just wrote. Its result is one of the model's: written to
+  /// memory not recently used, as a large model's ops mostly do (letting
+  /// the memory plan reuse the results' bytes instead made every op's
+  /// output cache-hot, and the fits predicted models 1.2-1.5x too fast).
+  /// (After startSmallOps, the other way.) Its SSA name.
   std::string op(const std::string &text, const std::string &type) {
     for (size_t at = text.find("%a"); at != std::string::npos;
          at = text.find("%a", at + 2)) {
@@ -69,19 +73,25 @@ public:
       if (warmed[index])
         continue;
       warmed[index] = true;
-      const std::string &argType = argTypes[index];
-      std::string axes;
-      for (int64_t k = 0, rank = std::count(argType.begin(), argType.end(), 'x');
-           k < rank; ++k)
-        axes += (k ? ", " : "") + std::to_string(k);
-      emit(llvm::formatv("$r = tandem.reduce_max {0} {{axes = array<i64: {1}>} "
-                         ": {2} -> {3} loc(\"{4}\")",
-                         text.substr(at, end - at), axes, argType,
-                         tensor(argType), kWarmUp)
-               .str(),
-           tensor(argType));
+      reduce(text.substr(at, end - at), argTypes[index]);
     }
-    return emit(text + " loc(\"" + kMeasured + "\")", type);
+    if (!smallOps)
+      return emit(text + " loc(\"" + kMeasured + "\")", type);
+    std::string name =
+        emit(text + " loc(\"" + kMeasured + "\")", type, /*returned=*/false);
+    reduce(name, type);
+    return name;
+  }
+
+  /// From here on, each measured op's result is read by a reduction right
+  /// after it and is then dead: the memory plan reuses its bytes, so that
+  /// the ops write into memory in the caches, as a small model's do.
+  void startSmallOps() { smallOps = true; }
+
+  /// An op that only feeds a measured one (its inputs' index arithmetic):
+  /// run, not measured, its result not returned.
+  std::string helper(const std::string &text, const std::string &type) {
+    return emit(text + " loc(\"" + kWarmUp + "\")", type, /*returned=*/false);
   }
 
   /// The locations that mark the ops measured and the warm-up reads.
@@ -101,14 +111,32 @@ public:
   }
 
 private:
-  std::string emit(const std::string &text, const std::string &type) {
-    std::string name = "%r" + std::to_string(resultTypes.size());
+  /// Emits `text` as the next result; `returned`: one of the function's
+  /// results (the scalar reductions, which keep every measured op live).
+  std::string emit(const std::string &text, const std::string &type,
+                   bool returned = true) {
+    std::string name = "%r" + std::to_string(values++);
     std::string line = text;
     line.replace(line.find("$r"), 2, name);
     body += "  " + line + "\n";
-    resultNames.push_back(name);
-    resultTypes.push_back(type);
+    if (returned) {
+      resultNames.push_back(name);
+      resultTypes.push_back(type);
+    }
     return name;
+  }
+
+  /// A warm-up read of `value` (of `type`): its maximum, a returned scalar.
+  void reduce(const std::string &value, const std::string &type) {
+    std::string axes;
+    for (int64_t k = 0, rank = std::count(type.begin(), type.end(), 'x');
+         k < rank; ++k)
+      axes += (k ? ", " : "") + std::to_string(k);
+    emit(llvm::formatv("$r = tandem.reduce_max {0} {{axes = array<i64: {1}>} "
+                       ": {2} -> {3} loc(\"{4}\")",
+                       value, axes, type, tensor(type), kWarmUp)
+             .str(),
+         tensor(type));
   }
 
   /// The 0-d tensor of `type`'s element type.
@@ -122,6 +150,8 @@ private:
   std::vector<std::string> argTypes, resultTypes, resultNames;
   std::vector<bool> warmed;
   std::string body;
+  int values = 0;
+  bool smallOps = false;
 };
 
 std::string tensor(std::initializer_list<int64_t> shape,
@@ -140,8 +170,8 @@ std::string tensor(const std::vector<int64_t> &shape,
   return type + element + ">";
 }
 
-/// conv2d of x [n, c, h, w] by o filters k x k (stride s, padding p, groups
-/// g), with a bias.
+/// conv2d of x [n, c, h, h] by o filters k x k (stride s, padding p,
+/// groups g), with a bias.
 void conv(CalibrationModel &m, int64_t n, int64_t c, int64_t h, int64_t o,
           int64_t k, int64_t s, int64_t p, int64_t g) {
   int64_t oh = (h + 2 * p - k) / s + 1;
@@ -158,34 +188,181 @@ void conv(CalibrationModel &m, int64_t n, int64_t c, int64_t h, int64_t o,
        result);
 }
 
-/// Every family at shapes from a small model's to a large one's.
+/// linear of x [rows, in] to out features, with a bias.
+void linear(CalibrationModel &m, int64_t rows, int64_t in, int64_t out) {
+  std::string x = m.arg(tensor({rows, in})), w = m.arg(tensor({out, in})),
+              b = m.arg(tensor({out}));
+  m.op(llvm::formatv("$r = tandem.linear {0}, {1}, {2} : ({3}, {4}, {5}) -> "
+                     "{6}",
+                     x, w, b, tensor({rows, in}), tensor({out, in}),
+                     tensor({out}), tensor({rows, out}))
+           .str(),
+       tensor({rows, out}));
+}
+
+/// A batched matmul of [batch, size, size] matrices.
+void matmul(CalibrationModel &m, int64_t batch, int64_t size) {
+  std::string type = tensor({batch, size, size});
+  std::string a = m.arg(type), b = m.arg(type);
+  m.op(llvm::formatv("$r = tandem.matmul {0}, {1} : ({2}, {2}) -> {2}", a, b,
+                     type)
+           .str(),
+       type);
+}
+
+/// A k x k pooling window (stride s, padding p) over x [n, c, h, h].
+void pool(CalibrationModel &m, int64_t n, int64_t c, int64_t h, int64_t k,
+          int64_t s, int64_t p, bool max) {
+  int64_t oh = (h + 2 * p - k) / s + 1;
+  std::string x = m.arg(tensor({n, c, h, h}));
+  std::string result = tensor({n, c, oh, oh});
+  m.op(llvm::formatv("$r = tandem.{0} {1} {{kernel = array<i64: {2}, {2}>, "
+                     "strides = array<i64: {3}, {3}>, padding = array<i64: "
+                     "{4}, {4}>} : {5} -> {6}",
+                     max ? "max_pool2d" : "avg_pool2d", x, k, s, p,
+                     tensor({n, c, h, h}), result)
+           .str(),
+       result);
+}
+
+/// Elementwise and transcendental ops over [rows, width]: unary ones, and
+/// binary ones with and without broadcasting.
+void elementwise(CalibrationModel &m, int64_t rows, int64_t width,
+                 std::initializer_list<const char *> unaries) {
+  std::string type = tensor({rows, width});
+  std::string x = m.arg(type), y = m.arg(type), row = m.arg(tensor({width}));
+  for (const char *unary : unaries)
+    m.op(llvm::formatv("$r = tandem.{0} {1} : {2}", unary, x, type).str(),
+         type);
+  m.op(llvm::formatv("$r = tandem.add {0}, {1} : {2}", x, y, type).str(),
+       type);
+  m.op(llvm::formatv("$r = tandem.mul {0}, {1} : {2}, {3} -> {2}", x, row,
+                     type, tensor({width}))
+           .str(),
+       type);
+}
+
+/// reduce_mean of `shape` over its last axis, or its last two (`pixels`).
+void reduction(CalibrationModel &m, const std::vector<int64_t> &shape,
+               bool pixels) {
+  std::vector<int64_t> out(shape.begin(), shape.end() - (pixels ? 2 : 1));
+  size_t rank = shape.size();
+  std::string axes = pixels ? llvm::formatv("{0}, {1}", rank - 2, rank - 1).str()
+                            : std::to_string(rank - 1);
+  std::string x = m.arg(tensor(shape));
+  m.op(llvm::formatv("$r = tandem.reduce_mean {0} {{axes = array<i64: {1}>} : "
+                     "{2} -> {3}",
+                     x, axes, tensor(shape), tensor(out))
+           .str(),
+       tensor(out));
+}
+
+/// softmax and log_softmax over the last axis of `shape`.
+void softmax(CalibrationModel &m, const std::vector<int64_t> &shape) {
+  std::string x = m.arg(tensor(shape));
+  for (const char *name : {"softmax", "log_softmax"})
+    m.op(llvm::formatv("$r = tandem.{0} {1} {{axis = {2} : i64} : {3}", name, x,
+                       shape.size() - 1, tensor(shape))
+             .str(),
+         tensor(shape));
+}
+
+void layerNorm(CalibrationModel &m, int64_t rows, int64_t width) {
+  std::string type = tensor({rows, width});
+  std::string x = m.arg(type), g = m.arg(tensor({width})),
+              b = m.arg(tensor({width}));
+  m.op(llvm::formatv("$r = tandem.layer_norm {0}, {1}, {2} {{axis = 1 : i64} "
+                     ": ({3}, {4}, {4}) -> {3}",
+                     x, g, b, type, tensor({width}))
+           .str(),
+       type);
+}
+
+void batchNorm(CalibrationModel &m, int64_t n, int64_t c, int64_t h) {
+  std::string type = tensor({n, c, h, h}), channel = tensor({c});
+  std::string x = m.arg(type), mean = m.arg(channel), var = m.arg(channel),
+              scale = m.arg(channel), shift = m.arg(channel);
+  m.op(llvm::formatv("$r = tandem.batch_norm {0}, {1}, {2}, {3}, {4} "
+                     "{{epsilon = 1.0e-5 : f32} : ({5}, {6}, {6}, {6}, {6}) -> "
+                     "{5}",
+                     x, scale, shift, mean, var, type, channel)
+           .str(),
+       type);
+}
+
+/// A transpose, a concat, a slice, a broadcast and a fill of [rows, 256].
+void dataMovement(CalibrationModel &m, int64_t rows) {
+  std::string in = tensor({rows, 256}), out = tensor({256, rows});
+  std::string x = m.arg(in), y = m.arg(in);
+  m.op(llvm::formatv("$r = tandem.transpose {0} {{perm = array<i64: 1, 0>} : "
+                     "{1} -> {2}",
+                     x, in, out)
+           .str(),
+       out);
+  std::string joined = tensor({rows, 512});
+  m.op(llvm::formatv("$r = tandem.concat {0}, {1} {{axis = 1 : i64} : ({2}, "
+                     "{2}) -> {3}",
+                     x, y, in, joined)
+           .str(),
+       joined);
+  std::string part = tensor({rows, 128});
+  m.op(llvm::formatv("$r = tandem.slice {0} {{starts = array<i64: 0, 64>, "
+                     "limits = array<i64: {1}, 192>, strides = array<i64: 1, "
+                     "1>} : {2} -> {3}",
+                     x, rows, in, part)
+           .str(),
+       part);
+  std::string row = m.arg(tensor({256}));
+  m.op(llvm::formatv("$r = tandem.broadcast_to {0} : {1} -> {2}", row,
+                     tensor({256}), in)
+           .str(),
+       in);
+  m.op(llvm::formatv("$r = tandem.fill(0.0 : f32) : {0}", in).str(), in);
+}
+
+/// An embedding lookup of `lookups` scattered rows (ids i * 7919 mod rows,
+/// computed in the model from an iota by helper ops).
+void embedding(CalibrationModel &m, int64_t rows, int64_t width,
+               int64_t lookups) {
+  std::string ids = tensor({lookups}, "i64");
+  auto helper = [&](const std::string &text) { return m.helper(text, ids); };
+  std::string iota =
+      helper(llvm::formatv("$r = tandem.iota {{axis = 0 : i64} : {0}", ids));
+  std::string prime =
+      helper(llvm::formatv("$r = tandem.fill(7919 : i64) : {0}", ids));
+  std::string count =
+      helper(llvm::formatv("$r = tandem.fill({0} : i64) : {1}", rows, ids));
+  std::string scaled = helper(
+      llvm::formatv("$r = tandem.mul {0}, {1} : {2}", iota, prime, ids));
+  std::string quotient = helper(
+      llvm::formatv("$r = tandem.div {0}, {1} : {2}", scaled, count, ids));
+  std::string whole = helper(
+      llvm::formatv("$r = tandem.mul {0}, {1} : {2}", quotient, count, ids));
+  std::string index = helper(
+      llvm::formatv("$r = tandem.sub {0}, {1} : {2}", scaled, whole, ids));
+  std::string table = m.arg(tensor({rows, width}));
+  std::string result = tensor({lookups, width});
+  m.op(llvm::formatv("$r = tandem.embedding {0}, {1} : ({2}, {3}) -> {4}",
+                     table, index, tensor({rows, width}), ids, result)
+           .str(),
+       result);
+}
+
+/// Every family at shapes from a small model's to a large one's, then the
+/// small ones again as a small model runs them (CalibrationModel::op).
 CalibrationModel buildCalibrationModel() {
   CalibrationModel m;
-  // GEMM: linear layers and batched matmuls.
   for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{16, 64, 64},
                                {128, 13, 512},
                                {64, 256, 256},
                                {512, 256, 768},
                                {256, 1024, 1024},
-                               {512, 1024, 256}}) {
-    std::string x = m.arg(tensor({rows, in})), w = m.arg(tensor({out, in})),
-                b = m.arg(tensor({out}));
-    m.op(llvm::formatv("$r = tandem.linear {0}, {1}, {2} : ({3}, {4}, {5}) "
-                       "-> {6}",
-                       x, w, b, tensor({rows, in}), tensor({out, in}),
-                       tensor({out}), tensor({rows, out}))
-             .str(),
-         tensor({rows, out}));
-  }
-  for (auto [batch, size] : {std::pair<int64_t, int64_t>{4, 32}, {32, 64}}) {
-    std::string type = tensor({batch, size, size});
-    std::string a = m.arg(type), b = m.arg(type);
-    m.op(llvm::formatv("$r = tandem.matmul {0}, {1} : ({2}, {2}) -> {2}", a, b,
-                       type)
-             .str(),
-         type);
-  }
-  // Dense convolutions (3x3 and a 7x7 stem), 1x1 and depthwise ones.
+                               {512, 1024, 256}})
+    linear(m, rows, in, out);
+  matmul(m, 4, 32);
+  matmul(m, 32, 64);
+  // Dense convolutions (3x3 and a 7x7 stem; few output channels, few input
+  // channels over a batch), grouped, 1x1 and depthwise ones.
   conv(m, 1, 8, 16, 8, 3, 1, 1, 1);
   conv(m, 2, 16, 32, 16, 3, 1, 1, 1);
   conv(m, 2, 64, 16, 64, 3, 1, 1, 1);
@@ -195,6 +372,13 @@ CalibrationModel buildCalibrationModel() {
   conv(m, 1, 32, 56, 64, 3, 1, 1, 1);
   conv(m, 2, 64, 64, 64, 3, 1, 1, 1);
   conv(m, 1, 64, 28, 128, 3, 2, 1, 1);
+  conv(m, 2, 128, 16, 32, 3, 1, 1, 1);
+  conv(m, 16, 3, 64, 32, 3, 1, 1, 1);
+  conv(m, 4, 32, 32, 64, 3, 1, 1, 1);
+  conv(m, 2, 64, 16, 64, 3, 1, 1, 4);
+  conv(m, 2, 128, 8, 128, 3, 2, 1, 8);
+  conv(m, 1, 96, 28, 96, 3, 1, 1, 12);
+  conv(m, 2, 256, 4, 256, 3, 1, 1, 16);
   conv(m, 2, 64, 16, 256, 1, 1, 0, 1);
   conv(m, 1, 96, 28, 24, 1, 1, 0, 1);
   conv(m, 1, 240, 14, 40, 1, 1, 0, 1);
@@ -205,122 +389,31 @@ CalibrationModel buildCalibrationModel() {
   conv(m, 1, 240, 28, 240, 5, 1, 2, 240);
   conv(m, 1, 960, 7, 960, 3, 1, 1, 960);
   conv(m, 2, 64, 16, 64, 3, 1, 1, 64);
-  // Pooling windows.
-  for (auto [n, c, h, k, s, p, max] :
-       {std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, int64_t, bool>{
-            2, 64, 32, 3, 2, 1, true},
-        {1, 64, 112, 3, 2, 1, true},
-        {2, 128, 16, 2, 2, 0, false},
-        {8, 32, 32, 2, 2, 0, true}}) {
-    int64_t oh = (h + 2 * p - k) / s + 1;
-    std::string x = m.arg(tensor({n, c, h, h}));
-    std::string result = tensor({n, c, oh, oh});
-    m.op(llvm::formatv("$r = tandem.{0} {1} {{kernel = array<i64: {2}, {2}>, "
-                       "strides = array<i64: {3}, {3}>, padding = array<i64: "
-                       "{4}, {4}>} : {5} -> {6}",
-                       max ? "max_pool2d" : "avg_pool2d", x, k, s, p,
-                       tensor({n, c, h, h}), result)
-             .str(),
-         result);
-  }
-  // Elementwise: cheap and transcendental unary ops, binary ops with and
-  // without broadcasting, from 1K to 2M elements.
-  for (int64_t rows : {4, 64, 1024, 8192}) {
-    std::string type = tensor({rows, 256});
-    std::string x = m.arg(type), y = m.arg(type), row = m.arg(tensor({256}));
-    for (const char *unary : {"relu", "sigmoid", "gelu", "exp", "tanh"})
-      m.op(llvm::formatv("$r = tandem.{0} {1} : {2}", unary, x, type).str(),
-           type);
-    m.op(llvm::formatv("$r = tandem.add {0}, {1} : {2}", x, y, type).str(),
-         type);
-    m.op(llvm::formatv("$r = tandem.mul {0}, {1} : {2}, {3} -> {2}", x, row,
-                       type, tensor({256}))
-             .str(),
-         type);
-  }
-  // Reductions over the last axis and over the pixels.
-  for (auto [shape, axes] :
-       {std::pair<std::vector<int64_t>, const char *>{{16, 16}, "1"},
-        {{64, 1024}, "1"},
-        {{4096, 256}, "1"},
-        {{2, 512, 8, 8}, "2, 3"},
-        {{1, 960, 7, 7}, "2, 3"},
-        {{256, 4096}, "1"}}) {
-    std::vector<int64_t> out(shape.begin(), shape.end() - (axes[1] ? 2 : 1));
-    std::string x = m.arg(tensor(shape));
-    m.op(llvm::formatv("$r = tandem.reduce_mean {0} {{axes = array<i64: {1}>} "
-                       ": {2} -> {3}",
-                       x, axes, tensor(shape), tensor(out))
-             .str(),
-         tensor(out));
-  }
-  // Normalizations: softmax (attention scores), layer norm, batch norm.
-  for (std::vector<int64_t> shape :
-       {std::vector<int64_t>{4, 16, 16}, {8, 64, 64}, {32, 64, 64}, {512, 1024}}) {
-    std::string x = m.arg(tensor(shape));
-    m.op(llvm::formatv("$r = tandem.softmax {0} {{axis = {1} : i64} : {2}", x,
-                       shape.size() - 1, tensor(shape))
-             .str(),
-         tensor(shape));
-    m.op(llvm::formatv("$r = tandem.log_softmax {0} {{axis = {1} : i64} : {2}",
-                       x, shape.size() - 1, tensor(shape))
-             .str(),
-         tensor(shape));
-  }
-  for (auto [rows, width] :
-       {std::pair<int64_t, int64_t>{16, 64}, {512, 256}, {2048, 1024}}) {
-    std::string type = tensor({rows, width});
-    std::string x = m.arg(type), g = m.arg(tensor({width})),
-                b = m.arg(tensor({width}));
-    m.op(llvm::formatv("$r = tandem.layer_norm {0}, {1}, {2} {{axis = 1 : i64} "
-                       ": ({3}, {4}, {4}) -> {3}",
-                       x, g, b, type, tensor({width}))
-             .str(),
-         type);
-  }
-  for (auto [n, c, h] : {std::tuple<int64_t, int64_t, int64_t>{2, 64, 32},
-                         {1, 32, 112},
-                         {2, 512, 4}}) {
-    std::string type = tensor({n, c, h, h}), channel = tensor({c});
-    std::string x = m.arg(type), mean = m.arg(channel), var = m.arg(channel),
-                scale = m.arg(channel), shift = m.arg(channel);
-    m.op(llvm::formatv("$r = tandem.batch_norm {0}, {1}, {2}, {3}, {4} "
-                       "{{epsilon = 1.0e-5 : f32} : ({5}, {6}, {6}, {6}, {6}) "
-                       "-> {5}",
-                       x, scale, shift, mean, var, type, channel)
-             .str(),
-         type);
-  }
-  // Data movement: transposes (attention heads), concat, slice, broadcast,
-  // fill.
-  for (int64_t rows : {16, 512, 2048}) {
-    std::string in = tensor({rows, 256}), out = tensor({256, rows});
-    std::string x = m.arg(in), y = m.arg(in);
-    m.op(llvm::formatv("$r = tandem.transpose {0} {{perm = array<i64: 1, 0>} "
-                       ": {1} -> {2}",
-                       x, in, out)
-             .str(),
-         out);
-    std::string joined = tensor({rows, 512});
-    m.op(llvm::formatv("$r = tandem.concat {0}, {1} {{axis = 1 : i64} : ({2}, "
-                       "{2}) -> {3}",
-                       x, y, in, joined)
-             .str(),
-         joined);
-    std::string part = tensor({rows, 128});
-    m.op(llvm::formatv("$r = tandem.slice {0} {{starts = array<i64: 0, 64>, "
-                       "limits = array<i64: {1}, 192>, strides = array<i64: "
-                       "1, 1>} : {2} -> {3}",
-                       x, rows, in, part)
-             .str(),
-         part);
-    std::string row = m.arg(tensor({256}));
-    m.op(llvm::formatv("$r = tandem.broadcast_to {0} : {1} -> {2}", row,
-                       tensor({256}), in)
-             .str(),
-         in);
-    m.op(llvm::formatv("$r = tandem.fill(0.0 : f32) : {0}", in).str(), in);
-  }
+  pool(m, 2, 64, 32, 3, 2, 1, true);
+  pool(m, 1, 64, 112, 3, 2, 1, true);
+  pool(m, 2, 128, 16, 2, 2, 0, false);
+  pool(m, 8, 32, 32, 2, 2, 0, true);
+  for (int64_t rows : {4, 64, 1024, 8192})
+    elementwise(m, rows, 256, {"relu", "sigmoid", "gelu", "exp", "tanh"});
+  for (auto [shape, pixels] : {std::pair<std::vector<int64_t>, bool>{{16, 16}, false},
+                               {{64, 1024}, false},
+                               {{4096, 256}, false},
+                               {{2, 512, 8, 8}, true},
+                               {{1, 960, 7, 7}, true},
+                               {{256, 4096}, false}})
+    reduction(m, shape, pixels);
+  for (std::vector<int64_t> shape : {std::vector<int64_t>{4, 16, 16},
+                                     {8, 64, 64},
+                                     {32, 64, 64},
+                                     {512, 1024}})
+    softmax(m, shape);
+  for (auto [rows, width] : {std::pair<int64_t, int64_t>{16, 64}, {512, 256}, {2048, 1024}})
+    layerNorm(m, rows, width);
+  batchNorm(m, 2, 64, 32);
+  batchNorm(m, 1, 32, 112);
+  batchNorm(m, 2, 512, 4);
+  for (int64_t rows : {16, 512, 2048})
+    dataMovement(m, rows);
   {
     std::string in = tensor({8, 64, 4, 64}), out = tensor({8, 4, 64, 64});
     std::string x = m.arg(in);
@@ -330,43 +423,32 @@ CalibrationModel buildCalibrationModel() {
              .str(),
          out);
   }
-  // Gathers: embedding lookups of scattered rows (ids i * 7919 mod rows,
-  // computed in the model from an iota).
-  for (auto [rows, width, lookups] :
-       {std::tuple<int64_t, int64_t, int64_t>{1000, 64, 64},
-        {10000, 64, 4096},
-        {200000, 32, 8192}}) {
-    std::string ids = tensor({lookups}, "i64");
-    std::string iota =
-        m.op(llvm::formatv("$r = tandem.iota {{axis = 0 : i64} : {0}", ids)
-                 .str(),
-             ids);
-    std::string table = m.arg(tensor({rows, width}));
-    std::string prime = m.op(
-        llvm::formatv("$r = tandem.fill(7919 : i64) : {0}", ids).str(), ids);
-    std::string count = m.op(
-        llvm::formatv("$r = tandem.fill({0} : i64) : {1}", rows, ids).str(),
-        ids);
-    std::string scaled = m.op(
-        llvm::formatv("$r = tandem.mul {0}, {1} : {2}", iota, prime, ids).str(),
-        ids);
-    std::string quotient =
-        m.op(llvm::formatv("$r = tandem.div {0}, {1} : {2}", scaled, count, ids)
-                 .str(),
-             ids);
-    std::string whole = m.op(
-        llvm::formatv("$r = tandem.mul {0}, {1} : {2}", quotient, count, ids)
-            .str(),
-        ids);
-    std::string index = m.op(
-        llvm::formatv("$r = tandem.sub {0}, {1} : {2}", scaled, whole, ids)
-            .str(),
-        ids);
-    std::string result = tensor({lookups, width});
-    m.op(llvm::formatv("$r = tandem.embedding {0}, {1} : ({2}, {3}) -> {4}",
-                       table, index, tensor({rows, width}), ids, result)
-             .str(),
-         result);
+  embedding(m, 1000, 64, 64);
+  embedding(m, 10000, 64, 4096);
+  embedding(m, 200000, 32, 8192);
+
+  // The small shapes of every family again, as a small model (an MLP, a
+  // recurrent cell, a tiny CNN) runs them: one after another in memory that
+  // stays in the caches.
+  m.startSmallOps();
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    linear(m, 128, 13, 16);
+    linear(m, 128, 16, 32);
+    linear(m, 4, 256, 768);
+    matmul(m, 4, 16);
+    conv(m, 1, 8, 8, 8, 3, 1, 1, 1);
+    conv(m, 1, 16, 8, 32, 1, 1, 0, 1);
+    conv(m, 1, 16, 8, 16, 3, 1, 1, 16);
+    conv(m, 1, 16, 8, 16, 3, 1, 1, 4);
+    pool(m, 1, 8, 16, 2, 2, 0, true);
+    elementwise(m, 128, 16, {"relu"});
+    elementwise(m, 4, 256, {"relu", "sigmoid", "tanh"});
+    reduction(m, {4, 256}, false);
+    softmax(m, {4, 4, 16, 16});
+    layerNorm(m, 4, 64);
+    batchNorm(m, 1, 8, 8);
+    dataMovement(m, 4);
+    embedding(m, 1000, 64, 16);
   }
   return m;
 }
@@ -426,10 +508,14 @@ readOpRuns(llvm::StringRef path) {
   return result;
 }
 
-/// One op's best time in a run, microseconds: a run's first call pays for
-/// faulting in the arenas' pages, and the machine may be shared.
-double bestUs(const llvm::json::Object &run) {
-  return run.getNumber("min_us").value_or(0);
+/// One op's steady time in a run, microseconds: its average without the
+/// first call, which pays for faulting in the arenas' pages.
+double steadyUs(const llvm::json::Object &run) {
+  double calls = run.getNumber("calls").value_or(1);
+  double total = run.getNumber("total_us").value_or(0);
+  if (calls < 2)
+    return total / std::max(calls, 1.0);
+  return (total - run.getNumber("first_us").value_or(0)) / (calls - 1);
 }
 
 /// A log-spaced grid of efficiencies from `low` to `high`.
@@ -446,10 +532,14 @@ double fittedUs(const CalibrationSample &sample, const FamilyCost &cost) {
                                  sample.memoryUs / cost.memoryEfficiency);
 }
 
-/// The family cost through `samples` with the least squared relative error.
+/// The family cost through `samples` with the least sum of
+/// (fitted - measured)^2 / measured: between absolute errors (where the
+/// large ops alone would count) and relative ones (where the many small ops
+/// of the calibration would pull the efficiencies of large ones, which make
+/// most of a model's time).
 FamilyFit fit(const std::vector<const CalibrationSample *> &samples) {
-  // For given efficiencies the best fixed cost of sum ((a + r - t) / t)^2 is
-  // the weighted mean of t - r with weights 1 / t^2 (at least 0).
+  // For given efficiencies the best fixed cost of sum (a + r - t)^2 / t is
+  // the weighted mean of t - r with weights 1 / t (at least 0).
   static const std::vector<double> grid = efficiencyGrid(1e-3, 100, 121);
   FamilyFit best;
   double bestError = INFINITY;
@@ -458,15 +548,15 @@ FamilyFit fit(const std::vector<const CalibrationSample *> &samples) {
       FamilyCost cost{compute, memory, 0};
       double weights = 0, residual = 0;
       for (const CalibrationSample *sample : samples) {
-        double w = 1 / (sample->measuredUs * sample->measuredUs);
+        double w = 1 / sample->measuredUs;
         weights += w;
         residual += w * (sample->measuredUs - fittedUs(*sample, cost));
       }
       cost.fixedUs = std::max(0.0, residual / weights);
       double error = 0;
       for (const CalibrationSample *sample : samples) {
-        double relative = fittedUs(*sample, cost) / sample->measuredUs - 1;
-        error += relative * relative;
+        double difference = fittedUs(*sample, cost) - sample->measuredUs;
+        error += difference * difference / sample->measuredUs;
       }
       if (error < bestError) {
         bestError = error;
@@ -485,7 +575,8 @@ FamilyFit fit(const std::vector<const CalibrationSample *> &samples) {
 
 llvm::Expected<FamilyCalibration>
 tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
-                                    llvm::StringRef compiler, bool quick) {
+                                    llvm::StringRef compiler, bool quick,
+                                    llvm::StringRef saveModel) {
   llvm::SmallString<128> dir;
   if (std::error_code error =
           llvm::sys::fs::createUniqueDirectory("tandem-calibrate", dir))
@@ -523,8 +614,12 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
       return llvm::createStringError(error, "cannot write " + file);
     return llvm::Error::success();
   };
-  if (llvm::Error error = write(modelPath, buildCalibrationModel().text()))
+  std::string modelText = buildCalibrationModel().text();
+  if (llvm::Error error = write(modelPath, modelText))
     return std::move(error);
+  if (!saveModel.empty())
+    if (llvm::Error error = write(saveModel.str(), modelText))
+      return std::move(error);
   // Compiles the model under `profile` and runs it `rounds` times; the op
   // runs of each round.
   auto compileAndRun = [&](const DeviceProfile &profile, llvm::StringRef name,
@@ -582,7 +677,7 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
     sample.measuredUs = INFINITY;
     for (const std::vector<llvm::json::Object> &round : *timed)
       if (k < round.size())
-        sample.measuredUs = std::min(sample.measuredUs, bestUs(round[k]));
+        sample.measuredUs = std::min(sample.measuredUs, steadyUs(round[k]));
     samples.push_back(sample);
   }
 

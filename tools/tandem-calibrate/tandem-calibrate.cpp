@@ -50,6 +50,10 @@ static cl::opt<bool> verbose(
     cl::desc("Print every op of the family calibration: its compute and "
              "memory times, measured and fitted"),
     cl::init(false));
+static cl::opt<std::string> saveModel(
+    "save-model", cl::cat(calibrateCategory),
+    cl::desc("Also write the family calibration model (MLIR) to this file"),
+    cl::value_desc("file.mlir"), cl::init(""));
 static cl::opt<std::string> compilerPath(
     "compiler", cl::cat(calibrateCategory),
     cl::desc("The tandem-compile that builds the family calibration model "
@@ -74,7 +78,8 @@ static bool calibrateCpuFamilies(DeviceProfile &profile, const char *argv0) {
   llvm::errs() << "tandem-calibrate: fitting each op family to the runtime's "
                   "kernels (compiling and running a calibration model)\n";
   llvm::Expected<tandem_calibrate::FamilyCalibration> calibration =
-      tandem_calibrate::calibrateFamilies(profile, compiler, quick);
+      tandem_calibrate::calibrateFamilies(profile, compiler, quick,
+                                          saveModel);
   if (!calibration) {
     llvm::errs() << "tandem-calibrate: cannot fit the op families: "
                  << llvm::toString(calibration.takeError()) << "\n";

@@ -28,6 +28,7 @@ namespace mlir::tandem {
 enum class CostFamily {
   Gemm,          // matmul, linear
   Conv,          // dense convolution (im2col + GEMM)
+  ConvGrouped,   // grouped, not depthwise: a small GEMM per group
   ConvDepthwise, // one group per input channel
   Conv1x1,       // a 1x1 kernel: a GEMM over the pixels
   Pool,          // max and average pooling windows
