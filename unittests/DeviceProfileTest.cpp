@@ -220,6 +220,26 @@ protected:
   }
 };
 
+TEST_F(CostFamilyTest, CpuStencilsPayALoopPerOutputRowAndTap) {
+  // Compute-bound rates, every family at the plain roofline.
+  DeviceProfile profile = *getBuiltinProfile("h200");
+  for (ProcessorProfile *p : {&profile.cpu, &*profile.gpu}) {
+    p->f32Flops = 1e9;
+    p->memoryBandwidth = 1e15;
+    p->setUniformFamilies(0);
+  }
+  auto conv = parseFirst<Conv2dOp>(R"(
+    func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) {
+      %r = tandem.conv2d %x, %w {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+      return
+    })");
+  // 2 * 4 * 8 * 8 * 9 = 4608 FLOPs at 1 GFLOP/s; on the CPU also 4 planes x
+  // 8 rows x 9 taps = 288 loops of 48 FLOPs each.
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::GPU, profile), 4.608);
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::CPU, profile),
+                   4.608 + 13.824);
+}
+
 TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
   EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 4 : i64} : "
                    "(tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> "
@@ -256,6 +276,16 @@ TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
                    "tensor<16xf32> -> tensor<16xf32>",
                    vector),
             CostFamily::DataMovement);
+  // Moving the innermost axis is a strided transpose; keeping it copies rows.
+  const char *heads = "%a: tensor<2x4x3x8xf32>";
+  EXPECT_EQ(family<TransposeOp>("%r = tandem.transpose %a {perm = array<i64: 0, 2, "
+                                "1, 3>} : tensor<2x4x3x8xf32> -> tensor<2x3x4x8xf32>",
+                                heads),
+            CostFamily::DataMovement);
+  EXPECT_EQ(family<TransposeOp>("%r = tandem.transpose %a {perm = array<i64: 0, 1, "
+                                "3, 2>} : tensor<2x4x3x8xf32> -> tensor<2x4x8x3xf32>",
+                                heads),
+            CostFamily::Transpose);
   EXPECT_EQ(family<MatmulOp>("%r = tandem.matmul %a, %b : (tensor<4x4xf32>, "
                    "tensor<4x4xf32>) -> tensor<4x4xf32>",
                    "%a: tensor<4x4xf32>, %b: tensor<4x4xf32>"),

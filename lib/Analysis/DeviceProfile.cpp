@@ -25,7 +25,8 @@ constexpr llvm::StringLiteral kUniformFamilies =
 constexpr llvm::StringLiteral kCostFamilyNames[kNumCostFamilies] = {
     "gemm",           "conv",      "conv_grouped",   "conv_depthwise", "conv_1x1",
     "pool",           "elementwise", "transcendental", "reduction",
-    "softmax",        "normalization", "data_movement", "gather"};
+    "softmax",        "normalization", "transpose",    "data_movement",
+    "gather"};
 } // namespace
 
 StringRef tandem::costFamilyName(CostFamily family) {

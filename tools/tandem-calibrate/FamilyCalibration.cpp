@@ -414,14 +414,20 @@ CalibrationModel buildCalibrationModel() {
   batchNorm(m, 2, 512, 4);
   for (int64_t rows : {16, 512, 2048})
     dataMovement(m, rows);
-  {
-    std::string in = tensor({8, 64, 4, 64}), out = tensor({8, 4, 64, 64});
-    std::string x = m.arg(in);
-    m.op(llvm::formatv("$r = tandem.transpose {0} {{perm = array<i64: 0, 2, "
-                       "1, 3>} : {1} -> {2}",
-                       x, in, out)
+  // Attention's transposes: heads out of the rows (the innermost axis
+  // kept), and keys for the scores (moved).
+  for (auto [in, perm, out] :
+       {std::tuple<std::vector<int64_t>, const char *, std::vector<int64_t>>{
+            {8, 64, 4, 64}, "0, 2, 1, 3", {8, 4, 64, 64}},
+        {{2, 128, 4, 32}, "0, 2, 1, 3", {2, 4, 128, 32}},
+        {{8, 4, 64, 64}, "0, 1, 3, 2", {8, 4, 64, 64}},
+        {{2, 4, 128, 32}, "0, 1, 3, 2", {2, 4, 32, 128}}}) {
+    std::string x = m.arg(tensor(in));
+    m.op(llvm::formatv("$r = tandem.transpose {0} {{perm = array<i64: {1}>} : "
+                       "{2} -> {3}",
+                       x, perm, tensor(in), tensor(out))
              .str(),
-         out);
+         tensor(out));
   }
   embedding(m, 1000, 64, 64);
   embedding(m, 10000, 64, 4096);

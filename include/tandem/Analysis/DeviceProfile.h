@@ -37,7 +37,8 @@ enum class CostFamily {
   Reduction,     // reduce_*, argmax, cumsum
   Softmax,       // softmax, log_softmax: an exp per element, three passes
   Normalization, // layer_norm, l2_normalize, batch_norm
-  DataMovement,  // transpose, concat, slice, broadcast, fill, iota, constant
+  Transpose,     // a transpose that moves the innermost axis (strided reads)
+  DataMovement,  // other transposes, concat, slice, broadcast, fill, iota, constant
   Gather,        // embedding, gather
 };
 constexpr int kNumCostFamilies = int(CostFamily::Gather) + 1;
