@@ -199,7 +199,7 @@ TEST(DeviceProfileTest, FamiliesInJson) {
   EXPECT_NE(error(R"({"gemm": {"compute_efficiency": 0, "memory_efficiency":
                 1, "fixed_us": 1}})")
                 .find("'profile.cpu.families.gemm.compute_efficiency' must be "
-                      "a fraction of the roofline above 0 and at most 100"),
+                      "a fraction of the roofline from 0.0001 to 100"),
             std::string::npos);
   EXPECT_NE(error(R"({"gemm": {"compute_efficiency": 1}})")
                 .find("missing field 'profile.cpu.families.gemm."

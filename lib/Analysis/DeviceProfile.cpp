@@ -200,8 +200,11 @@ constexpr double kMaxFigure = 1e21;
 constexpr double kMinRate = 1;
 constexpr int64_t kMaxMemoryBytes = int64_t(1) << 50;
 /// A family beyond 100 times its roofline is a mistake (a cache's bandwidth
-/// is a few times DRAM's, not a hundred).
-constexpr double kMaxEfficiency = 100;
+/// is a few times DRAM's, not a hundred), and one below a ten-thousandth of
+/// it is no kernel (the slowest the calibration has seen is a thousandth).
+constexpr double kMinEfficiency = 1e-4, kMaxEfficiency = 100;
+/// A fixed cost of an op beyond 1000 s is no machine's.
+constexpr double kMaxFixedUs = 1e9;
 /// JSON nesting deeper than any profile needs; llvm::json's parser recurses
 /// once per level, so deeper input is refused before it is parsed.
 constexpr int kMaxJsonDepth = 64;
@@ -261,9 +264,23 @@ public:
     if (!value)
       return 0;
     std::optional<double> number = value->getAsNumber();
-    if (!number || !std::isfinite(*number) || *number <= 0 ||
+    if (!number || !std::isfinite(*number) || *number < kMinEfficiency ||
         *number > kMaxEfficiency) {
-      fail(key, "a fraction of the roofline above 0 and at most 100");
+      fail(key, "a fraction of the roofline from 0.0001 to 100");
+      return 0;
+    }
+    return *number;
+  }
+
+  /// A fixed cost per op in [0, kMaxFixedUs] microseconds.
+  double fixedUs(StringRef key) {
+    const llvm::json::Value *value = get(key);
+    if (!value)
+      return 0;
+    std::optional<double> number = value->getAsNumber();
+    if (!number || !std::isfinite(*number) || *number < 0 ||
+        *number > kMaxFixedUs) {
+      fail(key, "a number of microseconds from 0 to 1e9");
       return 0;
     }
     return *number;
@@ -352,8 +369,11 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
   p.dispatchUs = fields.number("dispatch_us", /*positive=*/false);
   p.memoryBytes = fields.bytes("memory_bytes");
   p.setUniformFamilies(p.dispatchUs);
+  if (object->get("family_source"))
+    p.familySource = fields.string("family_source");
   if (!object->get("families")) {
-    p.familySource = kUniformFamilies;
+    if (p.familySource.empty())
+      p.familySource = kUniformFamilies;
     return p;
   }
   if (const llvm::json::Object *families = fields.object_("families")) {
@@ -376,11 +396,12 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
             cost.efficiency("compute_efficiency");
         p.family(*family).memoryEfficiency =
             cost.efficiency("memory_efficiency");
-        p.family(*family).fixedUs = cost.number("fixed_us", /*positive=*/false);
+        p.family(*family).fixedUs = cost.fixedUs("fixed_us");
       }
     }
   }
-  p.familySource = fields.string("family_source", /*required=*/false);
+  if (p.familySource.empty())
+    p.familySource = "given in the profile, without a family_source";
   return p;
 }
 

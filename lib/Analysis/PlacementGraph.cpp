@@ -87,10 +87,22 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     placed.aliasesOperand = isa<ViewLikeOpInterface>(op);
     if (auto support = dyn_cast<DeviceSupportOpInterface>(op))
       placed.gpuWorkspaceBytes = support.getGpuWorkspaceBytes();
-    placed.cpuUs = estimateOpTimeUs(&op, DeviceKind::CPU, profile)
-                       .value_or(kUnreachable);
-    placed.gpuUs = estimateOpTimeUs(&op, DeviceKind::GPU, profile)
-                       .value_or(kUnreachable);
+    std::optional<double> cpuUs =
+        estimateOpTimeUs(&op, DeviceKind::CPU, profile);
+    std::optional<double> gpuUs =
+        estimateOpTimeUs(&op, DeviceKind::GPU, profile);
+    placed.cpuUs = cpuUs.value_or(kUnreachable);
+    placed.gpuUs = gpuUs.value_or(kUnreachable);
+    // An op time must be finite (infinity means "cannot run there") and
+    // far from overflowing the sums of a schedule.
+    for (auto [us, device] : {std::pair{cpuUs, "cpu"}, std::pair{gpuUs, "gpu"}})
+      if (us && !(*us <= kMaxOpUs))
+        return op.emitError()
+               << "is priced at " << *us << " us on the " << device
+               << " by the device profile '" << profile.name
+               << "': beyond " << kMaxOpUs
+               << " us (3 years) an op time is no machine's; check the "
+                  "profile's rates, efficiencies and fixed costs";
     // A device named on the op (pinned or placed there) must be one the
     // profile has and placement handles.
     auto checkDevice = [&](DeviceAttr device,

@@ -23,6 +23,7 @@
 #include "Calibration.h"
 
 #include "tandem/Analysis/DeviceProfile.h"
+#include "tandem/Support/OutputFile.h"
 
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
@@ -612,13 +613,8 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
   std::string modelPath = path("model.mlir"), log = path("log.txt");
   auto write = [&](const std::string &file,
                    const std::string &text) -> llvm::Error {
-    std::error_code error;
-    llvm::raw_fd_ostream os(file, error);
-    if (!error)
-      os << text;
-    if (error)
-      return llvm::createStringError(error, "cannot write " + file);
-    return llvm::Error::success();
+    return writeFileAtomically(file,
+                               [&](llvm::raw_ostream &os) { os << text; });
   };
   std::string modelText = buildCalibrationModel().text();
   if (llvm::Error error = write(modelPath, modelText))
@@ -687,6 +683,9 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
     samples.push_back(sample);
   }
 
+  if (samples.empty())
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "the calibration run measured no ops");
   std::map<std::string, std::vector<const CalibrationSample *>> byFamily;
   for (const CalibrationSample &sample : samples)
     if (sample.computeUs + sample.memoryUs > 0 && sample.measuredUs > 0 &&

@@ -140,13 +140,19 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-calibrate: measure this machine and "
                               "write a Tandem device profile\n");
-  // The output is checked before minutes of measuring.
-  if (outputFile != "-")
-    if (llvm::Error error = mlir::tandem::checkOutputPath(outputFile)) {
-      llvm::errs() << "tandem-calibrate: " << llvm::toString(std::move(error))
-                   << "\n";
-      return 1;
-    }
+  if (ratesOnly && (!saveModel.empty() || !compilerPath.empty())) {
+    llvm::errs() << "tandem-calibrate: --save-model and --compiler belong to "
+                    "the family fit, which --rates-only skips\n";
+    return 1;
+  }
+  // The outputs are checked before seconds of measuring.
+  for (const std::string &path : {std::string(outputFile), std::string(saveModel)})
+    if (!path.empty() && path != "-")
+      if (llvm::Error error = mlir::tandem::checkOutputPath(path)) {
+        llvm::errs() << "tandem-calibrate: " << llvm::toString(std::move(error))
+                     << "\n";
+        return 1;
+      }
   DeviceProfile profile;
   profile.name = profileName;
   llvm::errs() << "tandem-calibrate: measuring the CPU\n";

@@ -40,6 +40,10 @@
 namespace mlir::tandem {
 
 constexpr double kUnreachable = std::numeric_limits<double>::infinity();
+/// The longest time the cost model may give one op (about 3 years): a
+/// profile that prices an op beyond it is refused, so that no schedule's sums
+/// overflow.
+constexpr double kMaxOpUs = 1e14;
 
 struct PlacementOp {
   /// Microseconds per run on each device; kUnreachable where it cannot run.

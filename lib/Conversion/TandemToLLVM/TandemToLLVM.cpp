@@ -230,9 +230,18 @@ struct ConvertTandemToLLVM
       if (failed(built))
         return failure();
       auto nanoseconds = [](double us) { return int64_t(std::llround(us * 1e3)); };
+      SimulatedSchedule times = simulateQueueProgram(built->program);
+      // The image records nanoseconds in int64: about 106 days at most.
+      constexpr double kMaxRecordedUs = 9e15;
+      if (!(times.serialUs <= kMaxRecordedUs))
+        return func.emitError()
+               << "the device profile '" << profile->name
+               << "' predicts a run of " << times.serialUs
+               << " us: beyond " << kMaxRecordedUs
+               << " us, which the model cannot record; check the profile's "
+                  "rates, efficiencies and fixed costs";
       for (const QueueItem &item : built->program.items)
         predictedNs.push_back(nanoseconds(item.us));
-      SimulatedSchedule times = simulateQueueProgram(built->program);
       makespanNs = nanoseconds(times.makespanUs);
       serialNs = nanoseconds(times.serialUs);
     }
