@@ -245,42 +245,35 @@ public:
   /// rates, bandwidths, latencies. Beyond that bound a figure is nonsense,
   /// and its products with work and sizes would overflow the cost model.
   double number(StringRef key, bool positive = true) {
-    const llvm::json::Value *value = get(key);
-    if (!value)
-      return 0;
-    std::optional<double> number = value->getAsNumber();
-    if (!number || !std::isfinite(*number) || *number < 0 ||
-        (positive && *number < kMinRate) || *number > kMaxFigure) {
-      fail(key, positive ? "a number from 1 to 1e21"
-                         : "a non-negative number of at most 1e21");
-      return 0;
-    }
-    return *number;
+    return positive ? numberIn(key, kMinRate, kMaxFigure,
+                               "a number from 1 to 1e21")
+                    : numberIn(key, 0, kMaxFigure,
+                               "a non-negative number of at most 1e21");
   }
 
-  /// A fraction of the roofline in (0, kMaxEfficiency].
+  /// A fraction of the roofline in [kMinEfficiency, kMaxEfficiency].
   double efficiency(StringRef key) {
-    const llvm::json::Value *value = get(key);
-    if (!value)
-      return 0;
-    std::optional<double> number = value->getAsNumber();
-    if (!number || !std::isfinite(*number) || *number < kMinEfficiency ||
-        *number > kMaxEfficiency) {
-      fail(key, "a fraction of the roofline from 0.0001 to 100");
-      return 0;
-    }
-    return *number;
+    return numberIn(key, kMinEfficiency, kMaxEfficiency,
+                    "a fraction of the roofline from 0.0001 to 100");
   }
 
   /// A fixed cost per op in [0, kMaxFixedUs] microseconds.
   double fixedUs(StringRef key) {
+    return numberIn(key, 0, kMaxFixedUs,
+                    "a number of microseconds from 0 to 1e9");
+  }
+
+  /// A finite number in [low, high]; `expected` is what the error says it
+  /// must be.
+  double numberIn(StringRef key, double low, double high,
+                  StringRef expected) {
     const llvm::json::Value *value = get(key);
     if (!value)
       return 0;
     std::optional<double> number = value->getAsNumber();
-    if (!number || !std::isfinite(*number) || *number < 0 ||
-        *number > kMaxFixedUs) {
-      fail(key, "a number of microseconds from 0 to 1e9");
+    if (!number || !std::isfinite(*number) || *number < low ||
+        *number > high) {
+      fail(key, expected);
       return 0;
     }
     return *number;
