@@ -71,10 +71,10 @@ double tandem::estimateOpTimeUs(const WorkEstimate &work, Type elementType,
 /// N·OH·OW columns per group) and its GEMM reads it back, and with more
 /// than one image the product is written once more and scattered to NCHW.
 /// (The depthwise stencil reads its input directly.)
-static int64_t kernelTrafficBytes(Operation *op, DeviceKind kind) {
+static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
+                                  DeviceKind kind) {
   auto conv = dyn_cast<Conv2dOp>(op);
-  if (!conv || kind != DeviceKind::CPU ||
-      costFamilyOf(op) == CostFamily::ConvDepthwise)
+  if (!conv || kind != DeviceKind::CPU || family == CostFamily::ConvDepthwise)
     return 0;
   auto filter = cast<ShapedType>(conv.getW().getType());
   auto result = cast<ShapedType>(conv.getResult().getType());
@@ -98,8 +98,8 @@ static int64_t kernelTrafficBytes(Operation *op, DeviceKind kind) {
 /// depthwise shapes from 7x7 to 112x112 outputs: 4.3 ns a loop beside
 /// 0.18 ns a multiply-add on the CI machine); with a narrow output (7
 /// wide) that doubles a stencil's time.
-static int64_t kernelOverheadFlops(Operation *op, DeviceKind kind) {
-  CostFamily family = costFamilyOf(op);
+static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
+                                   DeviceKind kind) {
   if (kind != DeviceKind::CPU ||
       (family != CostFamily::ConvDepthwise && family != CostFamily::Pool))
     return 0;
@@ -131,12 +131,13 @@ std::optional<double> tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   Type elementType = op->getNumResults()
                          ? getElementTypeOrSelf(op->getResult(0).getType())
                          : Float32Type::get(op->getContext());
+  CostFamily family = costFamilyOf(op);
   WorkEstimate estimate = work.estimateWork();
-  int64_t traffic = kernelTrafficBytes(op, kind);
+  int64_t traffic = kernelTrafficBytes(op, family, kind);
   estimate.bytesRead += traffic / 2;
   estimate.bytesWritten += traffic - traffic / 2;
-  estimate.flops += kernelOverheadFlops(op, kind);
-  return estimateOpTimeUs(estimate, elementType, costFamilyOf(op), *processor);
+  estimate.flops += kernelOverheadFlops(op, family, kind);
+  return estimateOpTimeUs(estimate, elementType, family, *processor);
 }
 
 double tandem::estimateTransferTimeUs(int64_t bytes, const LinkProfile &link) {

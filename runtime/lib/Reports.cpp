@@ -168,9 +168,9 @@ double overlapSeconds(const TandemRuntime &rt, double totalSeconds) {
 /// concurrently, the serial sum when the ops ran one at a time; 0 when the
 /// model carries no prediction.
 double predictedRunSeconds(const TandemRuntime &rt) {
-  double scale = rt.options.simTiming ? rt.options.simTimeScale : 1;
-  return scale * (concurrent(rt) ? rt.image.predictedMakespanSeconds
-                            : rt.image.predictedSerialSeconds);
+  return predictionScale(rt) * (concurrent(rt)
+                                    ? rt.image.predictedMakespanSeconds
+                                    : rt.image.predictedSerialSeconds);
 }
 
 void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {

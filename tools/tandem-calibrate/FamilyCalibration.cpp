@@ -159,14 +159,6 @@ private:
   bool smallOps = false, measuring = true;
 };
 
-std::string tensor(std::initializer_list<int64_t> shape,
-                   const char *element = "f32") {
-  std::string type = "tensor<";
-  for (int64_t dim : shape)
-    type += std::to_string(dim) + "x";
-  return type + element + ">";
-}
-
 std::string tensor(const std::vector<int64_t> &shape,
                    const char *element = "f32") {
   std::string type = "tensor<";

@@ -153,6 +153,9 @@ int main(int argc, char **argv) {
                      << "\n";
         return 1;
       }
+  char date[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&now));
   DeviceProfile profile;
   profile.name = profileName;
   llvm::errs() << "tandem-calibrate: measuring the CPU\n";
@@ -161,13 +164,10 @@ int main(int argc, char **argv) {
   if (!ratesOnly) {
     if (!calibrateCpuFamilies(profile, argv[0]))
       return 1;
-    char today[32];
-    std::time_t now = std::time(nullptr);
-    std::strftime(today, sizeof(today), "%Y-%m-%d", std::gmtime(&now));
     profile.cpu.familySource =
         llvm::formatv("calibrated: fitted by tandem-calibrate{0} on {1} to "
                       "runs of this runtime's CPU kernels",
-                      quick ? " --quick" : "", today)
+                      quick ? " --quick" : "", date)
             .str();
   } else {
     profile.cpu.familySource =
@@ -175,9 +175,6 @@ int main(int argc, char **argv) {
         "the thread-pool dispatch";
   }
 
-  char date[32];
-  std::time_t t = std::time(nullptr);
-  std::strftime(date, sizeof(date), "%Y-%m-%d", std::gmtime(&t));
   std::string how = llvm::formatv(
       "measured by tandem-calibrate{0} on {1}: CPU sgemm (OpenBLAS), a "
       "multithreaded streaming triad, {2}",
