@@ -65,7 +65,25 @@ def module_path(node) -> str:
     return path.strip(".")
 
 
+# The annotation an op traced from an ONNX node carries (tandem.onnx_import):
+# the node's name, file, position and operator, joined by NUL.
+ONNX_NODE_KEY = "tandem_onnx_node"
+
+
+def onnx_origin(node):
+    """(name, file, position, operator) of the ONNX node `node` was traced
+    from, or None."""
+    custom = node.meta.get("custom") if hasattr(node, "meta") else None
+    if not isinstance(custom, dict) or ONNX_NODE_KEY not in custom:
+        return None
+    return tuple(custom[ONNX_NODE_KEY].split("\0"))
+
+
 def location_of(node) -> mlir.Location:
+    origin = onnx_origin(node)
+    if origin is not None:
+        name, file, position, _ = origin
+        return mlir.Location(file, int(position), 0, name)
     frame = source_frame(node)
     name = module_path(node)
     if frame is None:
@@ -77,6 +95,11 @@ def describe(node) -> str:
     """`aten.op at file:line (source)` for messages."""
     target = getattr(node, "target", node)
     name = str(target)
+    origin = onnx_origin(node) if node is not None else None
+    if origin is not None:
+        node_name, file, position, op_type = origin
+        return (f"{name} from ONNX node '{node_name}' ({op_type}, node "
+                f"{position} of {file})")
     frame = source_frame(node) if node is not None else None
     if frame is None:
         return name
