@@ -554,6 +554,24 @@ def gather_nd(node, data, indices):
     return picked.reshape(tuple(indices.shape[:-1]) + rest)
 
 
+@operator("ScatterND")
+def scatter_nd(node, data, indices, updates):
+    """`data` with the slices that `indices` names replaced by `updates`
+    (or combined with them: reduction add, mul, max, min)."""
+    reduction = node.attr("reduction", "none")
+    index = tuple(torch.where(i < 0, i + size, i) for i, size in
+                  zip(indices.unbind(-1), data.shape))
+    if reduction == "none":
+        return torch.index_put(data, index, updates)
+    if reduction == "add":
+        return torch.index_put(data, index, updates, accumulate=True)
+    combine = {"mul": torch.mul, "max": torch.maximum, "min": torch.minimum}.get(
+        reduction)
+    if combine is None:
+        raise OnnxError(node, f"unknown reduction '{reduction}'")
+    return torch.index_put(data, index, combine(data[index], updates))
+
+
 @operator("GatherElements")
 def gather_elements(node, data, indices):
     return torch.gather(data, axis_of(node, node.attr("axis", 0), data.dim()),
