@@ -85,6 +85,10 @@ if _python_imports("numpy"):
     config.available_features.add("numpy")
 if _python_imports("torch, torchvision"):
     config.available_features.add("torch")
+# The ONNX import's tests: onnx to read and build models, ONNX Runtime as the
+# reference, onnxscript for PyTorch's torch.export-based ONNX exporter.
+if _python_imports("torch, onnx, onnxruntime, onnxscript"):
+    config.available_features.add("onnx")
 # PYTHONPATH finds the frontend in the tree.
 config.environment["PYTHONPATH"] = os.path.join(config.tandem_src_root, "python")
 config.environment["TANDEM_COMPILE"] = os.path.join(config.tandem_tools_dir,

@@ -5,6 +5,10 @@ that returns an nn.Module, or (module, example_args). Without example args
 from the factory, give each input's shape with --shape (e.g. 1x3x224x224, or
 4x64:int64); their values do not matter, only shapes and dtypes do.
 
+MODEL may also be an ONNX file (`model.onnx`): its inputs' shapes and types
+come from the model; --shape (once per input, in order) gives the shapes
+where it leaves a dimension dynamic.
+
     export   writes PREFIX.mlir and PREFIX.safetensors
     compile  also runs tandem-compile: PREFIX is the executable (--emit=exe,
              which reads PREFIX.safetensors by default) or the shared library
@@ -140,6 +144,25 @@ def model_and_inputs(options):
     return module, example_args
 
 
+def onnx_model_and_inputs(options):
+    from .onnx_import import load_onnx
+    shapes = None
+    if options.shape:
+        examples = [parse_shape(s) for s in options.shape]
+        shapes = [tuple(e.shape) for e in examples]
+    module, example_args = load_onnx(options.model, shapes)
+    for k, (text, given, arg) in enumerate(zip(options.shape or [], examples if
+                                               options.shape else [], example_args)):
+        if ":" in text and given.dtype != arg.dtype:
+            raise TandemError(f"--shape {text}: input {k} of {options.model} is "
+                              f"{arg.dtype}, not {given.dtype}")
+    return module, example_args
+
+
+def is_onnx_file(model: str) -> bool:
+    return model.lower().endswith(".onnx") and ":" not in os.path.basename(model)
+
+
 def check_output(output: str):
     if not output:
         raise TandemError("-o/--output is empty")
@@ -154,7 +177,8 @@ def main(argv=None):
     commands = parser.add_subparsers(dest="command", required=True)
     for name in ("export", "compile"):
         command = commands.add_parser(name)
-        command.add_argument("model", help="package.module:factory or file.py:factory")
+        command.add_argument("model", help="package.module:factory, file.py:factory "
+                             "or model.onnx")
         command.add_argument("-o", "--output", required=True,
                              help="output prefix (export) or file (compile)")
         command.add_argument("--shape", action="append",
@@ -168,7 +192,10 @@ def main(argv=None):
     options = parser.parse_args(argv)
     try:
         check_output(options.output)
-        module, example_args = model_and_inputs(options)
+        if is_onnx_file(options.model):
+            module, example_args = onnx_model_and_inputs(options)
+        else:
+            module, example_args = model_and_inputs(options)
         mlir_path, weights_path = export(module, example_args, options.output)
         print(f"wrote {mlir_path} and {weights_path}")
         if options.command == "compile":

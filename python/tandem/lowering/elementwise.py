@@ -76,10 +76,52 @@ for _overloads, _name in [
 
 @lowers(aten.div.Tensor_mode, aten.div.Scalar_mode)
 def _div_mode(cx, x, y, rounding_mode=None):
-    if rounding_mode is not None:
-        raise cx.error(f"division with rounding_mode='{rounding_mode}' is not "
+    """Division rounded toward zero (tandem.div of integers already is; a
+    float quotient is truncated, as ATen computes trunc(x / y)) or, for
+    integers, toward minus infinity (`//` on integer tensors)."""
+    quotient = binary(cx, "tandem.div", x, y)
+    out = quotient.type
+    is_float = out.element in ("f32", "f16", "bf16")
+    if rounding_mode is None:
+        return quotient
+    if rounding_mode == "trunc":
+        return cx.emit("tandem.trunc", [quotient], out) if is_float else quotient
+    if rounding_mode == "floor" and not is_float:
+        # One less where the division left a remainder of the divisor's
+        # opposite sign.
+        x, y = cx.operand(x, out.element), cx.operand(y, out.element)
+        remainder = cx.emit("tandem.sub", [x, cx.emit("tandem.mul", [quotient, y],
+                                                       out)], out)
+        mask = out.with_element("i1")
+        zero = cx.scalar(0, out.element)
+
+        def test(predicate, a, b):
+            shape = torch.broadcast_shapes(a.type.shape, b.type.shape)
+            return cx.emit("tandem.compare", [a, b], mask.with_shape(shape),
+                           {"predicate": f"#tandem.predicate<{predicate}>"})
+        inexact = test("ne", remainder, zero)
+        signs_differ = test("ne", test("lt", remainder, zero), test("lt", y, zero))
+        adjust = cx.emit("tandem.select", [inexact, signs_differ,
+                                           cx.scalar(False, "i1")], mask)
+        return cx.emit("tandem.sub", [quotient, cx.cast(adjust, out.element)], out)
+    raise cx.error(f"division with rounding_mode='{rounding_mode}' of floats is "
+                   "not in the tandem dialect")
+
+
+@lowers(aten.remainder.Tensor, aten.remainder.Scalar, aten.fmod.Tensor,
+        aten.fmod.Scalar)
+def _remainder(cx, x, y):
+    """x - q·y for integers, q rounded as the op's sign rule wants: toward
+    minus infinity for remainder (the divisor's sign), toward zero for fmod
+    (the dividend's)."""
+    out = cx.result_type()
+    if out.element in ("f32", "f16", "bf16"):
+        raise cx.error(f"{cx.node.target.__name__.split('.')[0]} of floats is not "
                        "in the tandem dialect")
-    return binary(cx, "tandem.div", x, y)
+    mode = "floor" if "remainder" in str(cx.node.target) else "trunc"
+    quotient = _div_mode(cx, x, y, mode)
+    product = cx.emit("tandem.mul", [quotient, cx.operand(y, out.element)], out)
+    return cx.emit("tandem.sub", [cx.operand(x, out.element), product], out)
 
 
 @lowers(aten.pow.Tensor_Scalar)

@@ -1,4 +1,5 @@
-"""Normalization: softmax and log_softmax, layer, batch (eval mode) and
+"""Normalization: softmax and log_softmax, layer, batch (eval mode, and
+over the batch's own statistics, which is how instance norm arrives) and
 group norm."""
 from .. import mlir
 from ..mlir import TensorType
@@ -84,6 +85,51 @@ def batch_norm(cx, x, weight, bias, mean, var, epsilon, out):
                    {"epsilon": mlir.float32(epsilon)})
 
 
+@lowers(aten._native_batch_norm_legit.no_stats)
+def _batch_norm_batch_statistics(cx, x, weight, bias, training, momentum, epsilon):
+    """Batch norm over the batch's own statistics: each channel normalized
+    over every other axis. This is how instance norm arrives (its input
+    viewed as [1, N·C, ...]): a layer norm over each channel's row of a
+    [C, N·spatial] view (the batch moved behind the channels where N > 1),
+    then the per-channel scale and shift."""
+    out = cx.result_type(0)
+    shape = x.type.shape
+    batch, channels = shape[0], shape[1]
+    spatial = 1
+    for d in shape[2:]:
+        spatial *= d
+    rows = cx.reshape(x, (batch, channels, spatial))
+    if batch > 1:
+        rows = cx.emit("tandem.transpose", [rows],
+                       rows.type.with_shape((channels, batch, spatial)),
+                       {"perm": mlir.i64_array([1, 0, 2])})
+    width = batch * spatial
+    rows = cx.reshape(rows, (channels, width))
+    normalized = cx.emit("tandem.layer_norm", [
+        rows, cx.fill(1.0, TensorType((width,), out.element)),
+        cx.fill(0.0, TensorType((width,), out.element))], rows.type,
+        {"axis": mlir.i64(1), "epsilon": mlir.float32(epsilon)})
+    if batch > 1:
+        normalized = cx.emit("tandem.transpose",
+                             [cx.reshape(normalized, (channels, batch, spatial))],
+                             normalized.type.with_shape((batch, channels, spatial)),
+                             {"perm": mlir.i64_array([1, 0, 2])})
+    y = cx.reshape(normalized, shape)
+    return [per_channel_affine(cx, y, weight, bias, out),
+            Unavailable("the batch mean of batch_norm"),
+            Unavailable("the batch deviation of batch_norm")]
+
+
+def per_channel_affine(cx, y, weight, bias, out):
+    """y · weight + bias with both broadcast along axis 1."""
+    per_channel = (y.type.shape[1],) + (1,) * (y.type.rank - 2)
+    if weight is not None:
+        y = cx.emit("tandem.mul", [y, cx.reshape(weight, per_channel)], out)
+    if bias is not None:
+        y = cx.emit("tandem.add", [y, cx.reshape(bias, per_channel)], out)
+    return y
+
+
 @lowers(aten.native_group_norm.default)
 def _native_group_norm(cx, x, weight, bias, n, channels, spatial, groups, epsilon):
     """Each group's channels and positions normalized together: a layer norm
@@ -97,11 +143,6 @@ def _native_group_norm(cx, x, weight, bias, n, channels, spatial, groups, epsilo
     normalized = cx.emit("tandem.layer_norm", [grouped, ones, zeros],
                          grouped.type, {"axis": mlir.i64(2),
                                         "epsilon": mlir.float32(epsilon)})
-    y = cx.reshape(normalized, shape)
-    per_channel = (channels,) + (1,) * (len(shape) - 2)
-    if weight is not None:
-        y = cx.emit("tandem.mul", [y, cx.reshape(weight, per_channel)], out)
-    if bias is not None:
-        y = cx.emit("tandem.add", [y, cx.reshape(bias, per_channel)], out)
+    y = per_channel_affine(cx, cx.reshape(normalized, shape), weight, bias, out)
     return [y, Unavailable("the mean saved by group_norm"),
             Unavailable("the reciprocal deviation saved by group_norm")]
