@@ -50,6 +50,13 @@ if ! python3 -c "import torch, torchvision" 2>/dev/null; then
   echo "setup: installing torch and torchvision (PyPI; about 4 GB with CUDA libraries)"
   pip_install torch torchvision
 fi
+# ONNX models in (tandem.load_onnx): onnx reads them; ONNX Runtime is the
+# tests' reference and the benchmark's peer; onnxscript is what PyTorch's
+# torch.export-based ONNX exporter needs.
+if ! python3 -c "import onnx, onnxruntime, onnxscript" 2>/dev/null; then
+  echo "setup: installing onnx, onnxruntime and onnxscript"
+  pip_install onnx onnxruntime onnxscript
+fi
 
 build_dir=${TANDEM_BUILD_DIR:-build}
 if [ ! -f "$build_dir/build.ninja" ]; then

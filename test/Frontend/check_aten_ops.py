@@ -124,6 +124,22 @@ def cases(x, img, ids, seq):
          + F.adaptive_avg_pool2d(img[:, :, :1, :1], (7, 7))),
         ("nearest upsampling", F.interpolate(img, scale_factor=2, mode="nearest")[:, :, ::2]
          + F.interpolate(img, size=(8, 16), mode="nearest")),
+        # Instance norm arrives as batch norm over a [1, N·C, ...] view's own
+        # statistics; training-mode batch norm on a batch of two moves the
+        # batch behind the channels.
+        ("instance_norm, batch_norm over batch statistics",
+         F.instance_norm(torch.cat([img, img * 2 + 1]), weight=torch.arange(4.0) + 1,
+                         bias=torch.ones(4))
+         + F.instance_norm(torch.cat([img, -img]))
+         + F.batch_norm(torch.cat([img, img * 3 - 1]), None, None, training=True)),
+        # Negative integers: floor and truncation differ.
+        ("integer floor division, remainder, fmod, div rounding modes",
+         ((ids - 4) // 3 + (ids - 4) % -3 + torch.fmod(ids - 4, 3)
+          + torch.div(ids - 4, -3, rounding_mode="trunc")
+          + torch.div(ids - 4, ids + 1, rounding_mode="floor")
+          + torch.remainder(ids * 7 - 20, -(ids + 1))).float()),
+        ("float division rounded toward zero",
+         torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]
 
 
