@@ -1,5 +1,6 @@
 """The runtime benchmark (a program, not a test): a model compiled by Tandem
-against the same model in PyTorch eager, on the CPU, side by side in one run.
+against the same model in PyTorch eager and in ONNX Runtime, on the CPU, side
+by side in one run.
 
 Each model is defined once in PyTorch and exported with tandem.export, so
 both sides run the same weights on the same inputs; the binary runs on the
@@ -7,8 +8,12 @@ CPU (placement under the CPU-only `host` profile) with as many threads as
 PyTorch (torch.get_num_threads(); OpenBLAS and the runtime's pool default to
 the machine's cores). Times are per run, averaged over a round of runs (the
 binary's own --profile-json total; perf_counter around PyTorch's calls after
-a warm-up); each figure is the better of two rounds (the machine is shared). The tower is also set against what OpenBLAS's sgemm alone reaches
-on its four GEMMs.
+a warm-up); each figure is the better of two rounds (the machine is shared).
+ONNX Runtime (CPU execution provider, all graph optimizations, as many
+intra-op threads as PyTorch, one inter-op thread) runs the model as PyTorch's
+torch.export-based exporter writes it; without the onnxruntime package its
+column says "-". The tower is also set against what OpenBLAS's sgemm alone
+reaches on its four GEMMs.
 
 Usage: bench/runtime/run.sh [SCALE]   (runs per round × SCALE; default 1)
 """
@@ -89,6 +94,44 @@ def torch_us(model, args, runs):
     return best_of_two(measure)
 
 
+def ort_us(name, model, args, runs, work, threads):
+    """ONNX Runtime's time per run, or None without onnxruntime (or where the
+    export fails: the reason is printed)."""
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    path = os.path.join(work, name + ".onnx")
+    try:
+        with open(os.devnull, "w") as quiet:
+            stdout = os.dup(1)
+            os.dup2(quiet.fileno(), 1)  # the exporter prints its progress
+            try:
+                torch.onnx.export(model, args, path, dynamo=True)
+            finally:
+                os.dup2(stdout, 1)
+                os.close(stdout)
+    except Exception as error:  # noqa: BLE001  PyTorch's exporter failing
+        print(f"  (ONNX export of {name} failed: {type(error).__name__})")
+        return None
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    session = onnxruntime.InferenceSession(path, options,
+                                           providers=["CPUExecutionProvider"])
+    feeds = {i.name: a.numpy() for i, a in zip(session.get_inputs(), args)}
+
+    def measure():
+        for _ in range(3):
+            session.run(None, feeds)
+        start = time.perf_counter()
+        for _ in range(runs):
+            session.run(None, feeds)
+        return (time.perf_counter() - start) / runs * 1e6
+    return best_of_two(measure)
+
+
 def tandem_us(name, model, args, runs, work):
     prefix = os.path.join(work, name)
     mlir_path, weights = tandem.export(model, args, prefix)
@@ -129,8 +172,8 @@ def main():
     threads = torch.get_num_threads()
     print(f"{os.cpu_count()} CPUs, PyTorch {torch.__version__} with {threads} "
           f"threads; per-run times, best of two rounds")
-    print(f"{'model':<36} {'tandem us':>10} {'torch us':>10} {'speedup':>8} "
-          f"{'GFLOP/s':>8}")
+    print(f"{'model':<36} {'tandem us':>10} {'torch us':>10} {'ort us':>10} "
+          f"{'vs torch':>8} {'vs ort':>8} {'GFLOP/s':>8}")
     with tempfile.TemporaryDirectory() as work:
         for k, (title, build, flops, runs) in enumerate(MODELS):
             runs = max(1, int(runs * scale))
@@ -138,12 +181,16 @@ def main():
             model.eval()
             ours = tandem_us(f"model{k}", model, args, runs, work)
             theirs = torch_us(model, args, runs)
-            print(f"{title:<36} {ours:>10.1f} {theirs:>10.1f} "
-                  f"{theirs / ours:>7.2f}x {flops / ours / 1e3:>8.1f}")
+            ort = ort_us(f"model{k}", model, args, runs, work, threads)
+            ort_text = f"{ort:>10.1f}" if ort else f"{'-':>10}"
+            ort_ratio = f"{ort / ours:>7.2f}x" if ort else f"{'-':>8}"
+            print(f"{title:<36} {ours:>10.1f} {theirs:>10.1f} {ort_text} "
+                  f"{theirs / ours:>7.2f}x {ort_ratio} {flops / ours / 1e3:>8.1f}")
             if build is tower:
                 gemm_us, gemm_gflops = sgemm(256, 1024, 1024, runs)
                 print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<36} {4 * gemm_us:>10.1f} "
-                      f"{'':>10} {'':>8} {gemm_gflops:>8.1f}   tandem reaches "
+                      f"{'':>10} {'':>10} {'':>8} {'':>8} {gemm_gflops:>8.1f}   "
+                      f"tandem reaches "
                       f"{4 * gemm_us / ours:.2f}x of it")
 
 
