@@ -138,6 +138,22 @@ def cases(x, img, ids, seq):
           + torch.div(ids - 4, -3, rounding_mode="trunc")
           + torch.div(ids - 4, ids + 1, rounding_mode="floor")
           + torch.remainder(ids * 7 - 20, -(ids + 1))).float()),
+        # Kernel = stride (UNet's upsampling) is a GEMM and interleaved blocks;
+        # the others, the convolution they are the gradient of.
+        ("conv_transpose2d: kernel = stride, cropped by padding, + bias",
+         F.conv_transpose2d(img, torch.arange(64.0).reshape(4, 4, 2, 2) / 64, torch.ones(4),
+                            stride=2)
+         + F.conv_transpose2d(img, torch.ones(4, 4, 2, 2) * 0.1, stride=2, padding=1,
+                              output_padding=1)[:, :, :16, :16].sum()),
+        ("conv_transpose2d: overlapping (DCGAN), output_padding, groups, dilation",
+         F.conv_transpose2d(img, torch.arange(4 * 3 * 16.0).reshape(4, 3, 4, 4) / 100,
+                            torch.arange(3.0), stride=2, padding=1)[:, :, :15, :15]
+         + F.conv_transpose2d(img, torch.arange(4 * 2 * 9.0).reshape(4, 2, 3, 3) / 50,
+                              stride=2, padding=1, output_padding=1, groups=2)[:, :1, :15, :15]
+         + F.conv_transpose2d(img[:, :, :6, :6], torch.ones(4, 1, 3, 3) * 0.2, stride=(2, 3),
+                              dilation=2, groups=4)[:, :1, :15, :15].sum()),
+        ("conv_transpose1d", F.conv_transpose1d(seq, torch.arange(8 * 3 * 3.0).reshape(8, 3, 3)
+                                                / 30, torch.ones(3), stride=2, padding=1)),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

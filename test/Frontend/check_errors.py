@@ -38,13 +38,13 @@ class Untraceable(nn.Module):
         return torch.from_numpy(x.numpy() * 2)
 
 
-class TransposedConv(nn.Module):
+class VolumeConv(nn.Module):
     def __init__(self):
         super().__init__()
-        self.up = nn.ConvTranspose2d(3, 3, 2)
+        self.conv = nn.Conv3d(3, 3, 2)
 
     def forward(self, x):
-        return self.up(x)
+        return self.conv(x)
 
 
 class Float64Weights(nn.Module):
@@ -63,7 +63,7 @@ cases = [
     ("data-dependent shape", MaskedSelect(), (x,)),
     ("unsupported op", Unsupported(), (x,)),
     ("untraceable module", Untraceable(), (x,)),
-    ("transposed convolution", TransposedConv(), (torch.randn(1, 3, 4, 4),)),
+    ("3-D convolution", VolumeConv(), (torch.randn(1, 3, 4, 4, 4),)),
     ("float64 parameter", Float64Weights(), (x,)),
     ("float64 input", nn.ReLU(), (x.double(),)),
     ("non-tensor example", nn.ReLU(), (3,)),

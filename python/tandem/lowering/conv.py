@@ -1,21 +1,22 @@
-"""Convolution (conv1d through conv2d) and pooling: max and average pooling
-with ceil_mode and PyTorch's divisors, adaptive average pooling (of any sizes:
-by avg_pool2d where the output divides the input, else as two GEMMs with
-constant averaging matrices)."""
+"""Convolution (conv1d through conv2d; transposed convolution decomposed
+onto them) and pooling: max and average pooling with ceil_mode and PyTorch's
+divisors, adaptive average pooling (of any sizes: by avg_pool2d where the
+output divides the input, else as two GEMMs with constant averaging
+matrices)."""
 import math
 
 from .. import mlir
 from . import Unavailable, aten, lowers, pair
 from .elementwise import scaled_operand
-from .views import constant
+from .views import constant, constant_pad, flip, transpose
 
 @lowers(aten.convolution.default)
 def _convolution(cx, x, weight, bias, stride, padding, dilation, transposed,
                  output_padding, groups):
-    if transposed:
-        raise cx.error("transposed convolution (ConvTranspose) is not in the "
-                       "tandem dialect")
     out = cx.result_type()
+    if transposed:
+        return _conv_transpose(cx, x, weight, bias, stride, padding, dilation,
+                               output_padding, groups, out)
     if x.type.rank == 3:  # conv1d as a conv2d of height 1
         x = cx.reshape(x, x.type.shape[:2] + (1,) + x.type.shape[2:])
         weight = cx.reshape(weight, weight.type.shape[:2] + (1,) +
@@ -29,6 +30,81 @@ def _convolution(cx, x, weight, bias, stride, padding, dilation, transposed,
         raise cx.error(f"{x.type.rank - 2}-D convolution: Tandem has conv2d "
                        "(and conv1d through it)")
     return _conv2d(cx, x, weight, bias, stride, padding, dilation, groups, out)
+
+
+def _conv_transpose(cx, x, weight, bias, stride, padding, dilation,
+                    output_padding, groups, out):
+    """ConvTranspose1d/2d, decomposed exactly onto what the dialect has. A
+    kernel as large as its stride (UNet's 2x2, stride 2) places one block
+    per input pixel: a GEMM over the channels, then the blocks interleaved.
+    Any other is the convolution it is the gradient of: the input spread
+    by the stride (zeros between its pixels), padded by the kernel's extent
+    less the padding, convolved with the kernel flipped and its in and out
+    channels swapped (stride^2 more multiply-adds than a dedicated kernel
+    would do, most of them by zero)."""
+    if x.type.rank == 3:  # 1-D as 2-D of height 1
+        as_2d = cx.reshape(x, x.type.shape[:2] + (1,) + x.type.shape[2:])
+        kernel = cx.reshape(weight, weight.type.shape[:2] + (1,) +
+                            weight.type.shape[2:])
+        result = _conv_transpose(
+            cx, as_2d, kernel, bias, [1] + list(stride), [0] + list(padding),
+            [1] + list(dilation), [0] + list(output_padding), groups,
+            out.with_shape(out.shape[:2] + (1,) + out.shape[2:]))
+        return cx.reshape(result, out.shape)
+    if x.type.rank != 4:
+        raise cx.error(f"{x.type.rank - 2}-D transposed convolution: Tandem has "
+                       "it in 1-D and 2-D")
+    stride, padding = pair(stride), pair(padding)
+    dilation, extra = pair(dilation), pair(output_padding)
+    kernel = weight.type.shape[2:]
+    if groups == 1 and dilation == (1, 1) and tuple(kernel) == stride:
+        y = _transpose_blocks(cx, x, weight)
+    else:  # padding, output_padding and bias all go into the convolution
+        return _transpose_as_convolution(cx, x, weight, bias, stride, dilation,
+                                         groups, padding, extra, out)
+    # The padding crops the full result; output_padding grows it at the
+    # bottom and right (rows no input reaches: the bias alone).
+    y = constant_pad(cx, y, [-padding[1], extra[1] - padding[1],
+                             -padding[0], extra[0] - padding[0]])
+    if bias is not None:
+        y = cx.emit("tandem.add", [y, cx.reshape(bias, (out.shape[1], 1, 1))], out)
+    return y
+
+
+def _transpose_blocks(cx, x, weight):
+    """Kernel = stride: y[n, o, i·s+a, j·t+b] = Σ_c x[n, c, i, j]·w[c, o, a, b]."""
+    n, channels, height, width = x.type.shape
+    _, outputs, kh, kw = weight.type.shape
+    rows = cx.reshape(transpose(cx, x, [0, 2, 3, 1]), (n * height * width, channels))
+    matrix = cx.reshape(weight, (channels, outputs * kh * kw))
+    blocks = cx.emit("tandem.matmul", [rows, matrix], rows.type.with_shape(
+        (n * height * width, outputs * kh * kw)))
+    blocks = cx.reshape(blocks, (n, height, width, outputs, kh, kw))
+    placed = transpose(cx, blocks, [0, 3, 1, 4, 2, 5])
+    return cx.reshape(placed, (n, outputs, height * kh, width * kw))
+
+
+def _transpose_as_convolution(cx, x, weight, bias, stride, dilation, groups,
+                              padding, extra, out):
+    n, channels, height, width = x.type.shape
+    _, per_group, kh, kw = weight.type.shape
+    if stride != (1, 1):  # zeros between the pixels: [n, c, h, s, w, t]
+        spread = cx.reshape(x, (n, channels, height, 1, width, 1))
+        spread = constant_pad(cx, spread, [0, stride[1] - 1, 0, 0,
+                                           0, stride[0] - 1])
+        x = cx.reshape(spread, (n, channels, height * stride[0], width * stride[1]))
+    # Around it, the kernel's extent less the padding; the spread input's
+    # last stride - 1 rows and columns of zeros are not part of it.
+    reach = [dilation[k] * (weight.type.shape[2 + k] - 1) - padding[k]
+             for k in range(2)]
+    x = constant_pad(cx, x, [reach[1], reach[1] + extra[1] - (stride[1] - 1),
+                             reach[0], reach[0] + extra[0] - (stride[0] - 1)])
+    # [c_in, c_out/g, kh, kw] -> [c_out, c_in/g, kh, kw], flipped.
+    swapped = cx.reshape(weight, (groups, channels // groups, per_group, kh, kw))
+    swapped = transpose(cx, swapped, [0, 2, 1, 3, 4])
+    swapped = cx.reshape(swapped, (groups * per_group, channels // groups, kh, kw))
+    swapped = flip(cx, swapped, [2, 3])
+    return _conv2d(cx, x, swapped, bias, (1, 1), (0, 0), dilation, groups, out)
 
 
 def _conv2d(cx, x, weight, bias, stride, padding, dilation, groups, out):

@@ -190,6 +190,10 @@ def _repeat(cx, x, repeats):
 
 @lowers(aten.flip.default)
 def _flip(cx, x, dims):
+    return flip(cx, x, dims)
+
+
+def flip(cx, x, dims):
     """Gathers each flipped axis with the indices n−1, n−2, …, 0."""
     for dim in dims:
         axis = normalize_axis(dim, x.type.rank)
@@ -231,10 +235,13 @@ def roll_axis(cx, x, axis, shift):
 
 @lowers(aten.constant_pad_nd.default)
 def _constant_pad(cx, x, pad, value=0):
+    return cx.cast(constant_pad(cx, x, pad, value), cx.result_type().element)
+
+
+def constant_pad(cx, x, pad, value=0):
     """F.pad with a constant: pads are (left, right) pairs from the last
     dimension backwards; positive ones concatenate fills, negative ones
     slice."""
-    out = cx.result_type()
     pad = [int(p) for p in pad]
     for k in range(len(pad) // 2):
         axis = x.type.rank - 1 - k
@@ -254,7 +261,7 @@ def _constant_pad(cx, x, pad, value=0):
             shape[axis] = sum(p.type.shape[axis] for p in parts)
             x = cx.emit("tandem.concat", parts, x.type.with_shape(shape),
                         {"axis": mlir.i64(axis)})
-    return cx.cast(x, out.element)
+    return x
 
 
 @lowers(aten.upsample_nearest2d.vec, aten.upsample_nearest2d.default)
