@@ -172,5 +172,86 @@ def dlrm():
                    torch.randint(0, 1000, (batch, 3, 8)))
 
 
+def conv_block(inputs, outputs):
+    return nn.Sequential(nn.Conv2d(inputs, outputs, 3, padding=1), nn.BatchNorm2d(outputs),
+                         nn.ReLU(), nn.Conv2d(outputs, outputs, 3, padding=1),
+                         nn.BatchNorm2d(outputs), nn.ReLU())
+
+
+class UNet(nn.Module):
+    """A two-level UNet: max-pooled encoder, decoder upsampling by learned
+    2x2 transposed convolutions, skip connections concatenated."""
+
+    def __init__(self, channels=3, classes=2, width=16):
+        super().__init__()
+        self.down1 = conv_block(channels, width)
+        self.down2 = conv_block(width, 2 * width)
+        self.middle = conv_block(2 * width, 4 * width)
+        self.up2 = nn.ConvTranspose2d(4 * width, 2 * width, 2, stride=2)
+        self.dec2 = conv_block(4 * width, 2 * width)
+        self.up1 = nn.ConvTranspose2d(2 * width, width, 2, stride=2)
+        self.dec1 = conv_block(2 * width, width)
+        self.head = nn.Conv2d(width, classes, 1)
+
+    def forward(self, x):
+        skip1 = self.down1(x)
+        skip2 = self.down2(nn.functional.max_pool2d(skip1, 2))
+        x = self.middle(nn.functional.max_pool2d(skip2, 2))
+        x = self.dec2(torch.cat([self.up2(x), skip2], dim=1))
+        x = self.dec1(torch.cat([self.up1(x), skip1], dim=1))
+        return self.head(x)
+
+
+@seeded
+def unet():
+    return randomize_batch_norm(UNet()), (torch.randn(2, 3, 64, 64),)
+
+
+class StyleNet(nn.Module):
+    """Johnson-style image transformation: strided convolutions, instance
+    norm (affine), residual blocks, upsampling by 3x3 stride-2 transposed
+    convolutions with output_padding, tanh."""
+
+    def __init__(self, width=16):
+        super().__init__()
+
+        def layer(conv, channels):
+            return nn.Sequential(conv, nn.InstanceNorm2d(channels, affine=True),
+                                 nn.ReLU())
+        self.encode = nn.Sequential(
+            layer(nn.Conv2d(3, width, 9, padding=4), width),
+            layer(nn.Conv2d(width, 2 * width, 3, stride=2, padding=1), 2 * width),
+            layer(nn.Conv2d(2 * width, 4 * width, 3, stride=2, padding=1), 4 * width))
+        self.residual = nn.ModuleList(
+            nn.Sequential(layer(nn.Conv2d(4 * width, 4 * width, 3, padding=1), 4 * width),
+                          nn.Conv2d(4 * width, 4 * width, 3, padding=1),
+                          nn.InstanceNorm2d(4 * width, affine=True))
+            for _ in range(2))
+        self.decode = nn.Sequential(
+            layer(nn.ConvTranspose2d(4 * width, 2 * width, 3, stride=2, padding=1,
+                                     output_padding=1), 2 * width),
+            layer(nn.ConvTranspose2d(2 * width, width, 3, stride=2, padding=1,
+                                     output_padding=1), width),
+            nn.Conv2d(width, 3, 9, padding=4), nn.Tanh())
+
+    def forward(self, x):
+        x = self.encode(x)
+        for block in self.residual:
+            x = x + block(x)
+        return self.decode(x)
+
+
+@seeded
+def style_net():
+    model = StyleNet()
+    with torch.no_grad():  # instance norm's affine parameters start at 1 and 0
+        for module in model.modules():
+            if isinstance(module, nn.InstanceNorm2d):
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.2, 0.2)
+    return model, (torch.randn(1, 3, 64, 64),)
+
+
 MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
-                                  transformer_encoder, gpt2, dlrm)}
+                                  transformer_encoder, gpt2, dlrm, unet,
+                                  style_net)}
