@@ -154,6 +154,13 @@ def cases(x, img, ids, seq):
                               dilation=2, groups=4)[:, :1, :15, :15].sum()),
         ("conv_transpose1d", F.conv_transpose1d(seq, torch.arange(8 * 3 * 3.0).reshape(8, 3, 3)
                                                 / 30, torch.ones(3), stride=2, padding=1)),
+        # Several index tensors (CLIP's end-of-text pooling is x[arange, ids]):
+        # adjacent axes keep their place, separated ones go first; negative
+        # indices wrap; indices broadcast.
+        ("advanced indexing with several index tensors",
+         seq[torch.arange(2), ids[0, :2]].sum() + img[0, :, ids[0], ids[1] - 8].sum()
+         + img[:, ids[0] % 4, :, ids[1]].sum(-1).sum(-1) + x[ids, ids[:1]].sum()
+         + seq[ids[1, 1:] % 2, :, ids[0, :1] + 1].sum()),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

@@ -252,6 +252,52 @@ def style_net():
     return model, (torch.randn(1, 3, 64, 64),)
 
 
+class ClipBlock(nn.Module):
+    """A pre-norm transformer block with causal attention and GELU."""
+
+    def __init__(self, width, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, width)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
+                                 nn.Linear(4 * width, width))
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.norm1(x)).split(c, dim=-1)
+        q, k, v = (y.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for y in (q, k, v))
+        attended = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.out(attended.transpose(1, 2).reshape(b, t, c))
+        return x + self.mlp(self.norm2(x))
+
+
+class ClipText(nn.Module):
+    """CLIP's text tower: token and position embeddings, causal transformer
+    blocks, a final layer norm, the features at each sequence's end-of-text
+    token (the largest id: x[arange(B), ids.argmax(-1)]), a projection."""
+
+    def __init__(self, vocabulary=1000, width=128, length=32, layers=2):
+        super().__init__()
+        self.tokens = nn.Embedding(vocabulary, width)
+        self.positions = nn.Parameter(torch.randn(length, width) * 0.01)
+        self.blocks = nn.Sequential(*(ClipBlock(width) for _ in range(layers)))
+        self.norm = nn.LayerNorm(width)
+        self.projection = nn.Linear(width, 64, bias=False)
+
+    def forward(self, ids):
+        x = self.norm(self.blocks(self.tokens(ids) + self.positions))
+        ends = x[torch.arange(x.shape[0]), ids.argmax(dim=-1)]
+        return self.projection(ends)
+
+
+@seeded
+def clip_text():
+    return ClipText(), (torch.randint(0, 1000, (4, 32)),)
+
+
 MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
                                   transformer_encoder, gpt2, dlrm, unet,
-                                  style_net)}
+                                  style_net, clip_text)}

@@ -1,7 +1,12 @@
-"""Indexing: embedding, index_select and single-tensor advanced indexing, as
-tandem.embedding and tandem.gather."""
+"""Indexing: embedding, index_select and advanced indexing (one index
+tensor, or several: x[rows, cols]), as tandem.embedding and tandem.gather."""
+import math
+
+import torch
+
 from .. import mlir
 from . import aten, lowers, normalize_axis
+from .views import transpose
 
 @lowers(aten.embedding.default)
 def _embedding(cx, table, ids, *unused):
@@ -17,11 +22,53 @@ def _index_select(cx, x, dim, index):
 @lowers(aten.index.Tensor)
 def _index(cx, x, indices):
     present = [k for k, index in enumerate(indices) if index is not None]
-    if len(present) != 1:
-        raise cx.error("advanced indexing with several index tensors is not "
-                       "supported (one index tensor, on any dimension)")
-    index = indices[present[0]]
-    if index.type.element == "i1":
+    if any(indices[k].type.element == "i1" for k in present):
         raise cx.error("boolean-mask indexing gives a data-dependent shape")
-    return cx.emit("tandem.gather", [x, index], cx.result_type(),
-                   {"axis": mlir.i64(present[0])})
+    if len(present) == 1:
+        return cx.emit("tandem.gather", [x, indices[present[0]]], cx.result_type(),
+                       {"axis": mlir.i64(present[0])})
+    return several_indices(cx, x, [(k, indices[k]) for k in present])
+
+
+def several_indices(cx, x, indexed):
+    """x[i, j] (NumPy's advanced indexing over several axes): the indexed
+    axes moved to the front and flattened into one, gathered with one
+    linear index (each index wrapped where negative, broadcast together);
+    the broadcast axes stand where the indexed axes stood when those are
+    adjacent, else first."""
+    out = cx.result_type()
+    shape = x.type.shape
+    axes = [k for k, _ in indexed]
+    rest = [k for k in range(x.type.rank) if k not in axes]
+    sizes = [shape[k] for k in axes]
+    broadcast = tuple(torch.broadcast_shapes(*(i.type.shape for _, i in indexed)))
+    index_type = out.with_shape(broadcast).with_element("i64")
+    linear = None
+    for (axis, index), stride in zip(indexed, [math.prod(sizes[n + 1:])
+                                               for n in range(len(sizes))]):
+        index = cx.cast(index, "i64")
+        negative = cx.emit("tandem.compare", [index, cx.scalar(0, "i64")],
+                           index.type.with_element("i1"),
+                           {"predicate": "#tandem.predicate<lt>"})
+        index = cx.emit("tandem.select", [negative, cx.emit(
+            "tandem.add", [index, cx.scalar(shape[axis], "i64")], index.type), index],
+            index.type)
+        if index.type.shape != broadcast:
+            index = cx.emit("tandem.broadcast_to", [index], index_type)
+        if stride != 1:
+            index = cx.emit("tandem.mul", [index, cx.scalar(stride, "i64")],
+                            index_type)
+        linear = index if linear is None else cx.emit("tandem.add", [linear, index],
+                                                      index_type)
+    front = cx.reshape(transpose(cx, x, axes + rest),
+                       (math.prod(sizes),) + tuple(shape[k] for k in rest))
+    picked = cx.emit("tandem.gather", [front, linear], out.with_shape(
+        broadcast + tuple(shape[k] for k in rest)), {"axis": mlir.i64(0)})
+    adjacent = axes == list(range(axes[0], axes[-1] + 1))
+    if not adjacent or axes[0] == 0:
+        return picked
+    # The broadcast axes back where the indexed ones were.
+    width, before = len(broadcast), axes[0]
+    perm = (list(range(width, width + before)) + list(range(width)) +
+            list(range(width + before, picked.type.rank)))
+    return transpose(cx, picked, perm)
