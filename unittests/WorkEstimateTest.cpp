@@ -110,6 +110,18 @@ TEST_F(WorkEstimateTest, EmbeddingReadsOnlyTheSelectedRows) {
   EXPECT_EQ(work, (WorkEstimate{0, 4096 * 8 + 4096 * 150 * 4, 4096 * 150 * 4}));
 }
 
+TEST_F(WorkEstimateTest, EmbeddingBagReadsTheSelectedRowsAndAddsThem) {
+  // 4096 ids in 512 bags of a 10M x 64 table: the ids, the offsets, the
+  // weights and 4096 rows read; one add (two with weights) per element.
+  WorkEstimate work = workOf<EmbeddingBagOp>(
+      "%ids: tensor<4096xi64>, %o: tensor<512xi32>, %w: tensor<4096xf32>",
+      "%t = tandem.weight \"table\" : tensor<10000000x64xf32>\n"
+      "%r = tandem.embedding_bag %t, %ids, %o, %w {mode = \"sum\"} : (tensor<10000000x64xf32>, tensor<4096xi64>, tensor<512xi32>, tensor<4096xf32>) -> tensor<512x64xf32>");
+  EXPECT_EQ(work, (WorkEstimate{2 * 4096 * 64,
+                                4096 * 8 + 512 * 4 + 4096 * 64 * 4 + 4096 * 4,
+                                512 * 64 * 4}));
+}
+
 TEST_F(WorkEstimateTest, WeightAndReshapeAreFree) {
   EXPECT_EQ(workOf<WeightOp>("", "%w = tandem.weight \"w\" : tensor<1000x1000xf32>"),
             (WorkEstimate{0, 0, 0}));

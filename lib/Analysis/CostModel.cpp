@@ -37,7 +37,8 @@ CostFamily tandem::costFamilyOf(Operation *op) {
           [](auto) { return CostFamily::Transcendental; })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp,
             CumsumOp>([](auto) { return CostFamily::Reduction; })
-      .Case<EmbeddingOp, GatherOp>([](auto) { return CostFamily::Gather; })
+      .Case<EmbeddingOp, EmbeddingBagOp, GatherOp>(
+          [](auto) { return CostFamily::Gather; })
       .Case([](TransposeOp transpose) {
         // Moving the innermost axis reads with a stride; keeping it copies
         // whole rows.

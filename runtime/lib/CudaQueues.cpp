@@ -108,6 +108,7 @@ bool readsBackOnHost(const OpRecord &op) {
   switch (op.kind) {
   case img::kGather:
   case img::kEmbedding:
+  case img::kEmbeddingBag:
   case img::kConstant:
     return true;
   case img::kDiv:

@@ -24,6 +24,9 @@ save("table.npy", np.arange(30, dtype=np.float32).reshape(10, 3))
 save("ids.npy", np.array([0, 9, 3, 1], np.int64))
 save("ids-negative.npy", np.array([0, -1, 3, 1], np.int64))
 save("ids-lowest.npy", np.array([0, -2**63, 3, 1], np.int64))
+save("offsets.npy", np.array([0, 2], np.int64))
+save("offsets-late.npy", np.array([1, 2], np.int64))  # bags must start at 0
+save("offsets-falling.npy", np.array([0, 5], np.int64))  # past the 4 ids
 fifo = os.path.join(out, "fifo.npy")
 if not os.path.exists(fifo):
     os.mkfifo(fifo)

@@ -254,6 +254,42 @@ case("broadcast_to", [f32(4, 1)], "  %r = tandem.broadcast_to %a0 : tensor<4x1xf
 table, ids = f32(10, 3), rng.integers(0, 10, (2, 4))
 case("embedding", [table, ids], "  %r = tandem.embedding %a0, %a1 : (tensor<10x3xf32>, tensor<2x4xi64>) -> tensor<2x4x3xf32>",
      "tensor<2x4x3xf32>", lambda tb, i: tb[i])
+
+
+def embedding_bag(table, ids, offsets, mode, weights=None, padding=-1,
+                  include_last=False):
+    """torch.nn.functional.embedding_bag, in float64."""
+    bounds = list(offsets) + ([] if include_last else [len(ids)])
+    out = np.zeros((len(bounds) - 1, table.shape[1]))
+    for b in range(len(bounds) - 1):
+        picked = [i for i in range(bounds[b], bounds[b + 1]) if ids[i] != padding]
+        if not picked:
+            continue
+        rows = table[ids[picked]].astype(np.float64)
+        if weights is not None:
+            rows = rows * weights[picked, None]
+        out[b] = {"sum": rows.sum(0), "mean": rows.mean(0), "max": rows.max(0)}[mode]
+    return out.astype(table.dtype)
+
+
+bag_table, bag_ids = f32(10, 3), rng.integers(0, 10, (9,))
+bag_ids[4] = 7  # the padding row, in the second bag
+bag_offsets = np.array([0, 3, 3, 7], np.int64)  # bag 1 is empty
+bag_weights = f32(9)
+for mode in ("sum", "mean", "max"):
+    case(f"embedding_bag {mode}, an empty bag, padding_idx", [bag_table, bag_ids, bag_offsets],
+         f'  %r = tandem.embedding_bag %a0, %a1, %a2 {{mode = "{mode}", padding_idx = 7 : i64}} '
+         ": (tensor<10x3xf32>, tensor<9xi64>, tensor<4xi64>) -> tensor<4x3xf32>",
+         "tensor<4x3xf32>", lambda tb, i, o, mode=mode: embedding_bag(tb, i, o, mode, padding=7))
+case("embedding_bag sum with weights, i32 offsets, include_last_offset",
+     [bag_table, bag_ids, np.array([0, 2, 6, 8], np.int32), bag_weights],
+     '  %r = tandem.embedding_bag %a0, %a1, %a2, %a3 {mode = "sum", include_last_offset = true} '
+     ": (tensor<10x3xf32>, tensor<9xi64>, tensor<4xi32>, tensor<9xf32>) -> tensor<3x3xf32>",
+     "tensor<3x3xf32>", lambda tb, i, o, w: embedding_bag(tb, i, o, "sum", w, include_last=True))
+case("embedding_bag mean f16", [bag_table.astype(np.float16), bag_ids, bag_offsets],
+     '  %r = tandem.embedding_bag %a0, %a1, %a2 {mode = "mean"} '
+     ": (tensor<10x3xf16>, tensor<9xi64>, tensor<4xi64>) -> tensor<4x3xf16>",
+     "tensor<4x3xf16>", lambda tb, i, o: embedding_bag(tb, i, o, "mean"), tol=1e-3)
 indices = np.array([0, -1, 2], np.int32)
 case("gather negative index", [t, indices],
      "  %r = tandem.gather %a0, %a1 {axis = 1 : i64} : (tensor<2x4x5xf32>, tensor<3xi32>) -> tensor<2x3x5xf32>",

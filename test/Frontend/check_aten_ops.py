@@ -161,6 +161,14 @@ def cases(x, img, ids, seq):
          seq[torch.arange(2), ids[0, :2]].sum() + img[0, :, ids[0], ids[1] - 8].sum()
          + img[:, ids[0] % 4, :, ids[1]].sum(-1).sum(-1) + x[ids, ids[:1]].sum()
          + seq[ids[1, 1:] % 2, :, ids[0, :1] + 1].sum()),
+        # Bags: 2-D ids (fixed bags), 1-D ids with offsets (an empty bag,
+        # include_last_offset), per-sample weights, padding_idx.
+        ("embedding_bag: sum/mean/max, offsets, weights, padding_idx",
+         F.embedding_bag(ids, x, mode="mean").sum(0)
+         + F.embedding_bag(ids.flatten(), x, torch.tensor([0, 2, 2]), mode="max").sum(0)
+         + F.embedding_bag(ids.flatten(), x, torch.tensor([0, 1, 4, 6]), mode="sum",
+                           per_sample_weights=x[0, :6], include_last_offset=True).sum(0)
+         + F.embedding_bag(ids, x, padding_idx=3, mode="mean").sum(0)),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

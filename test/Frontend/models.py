@@ -298,6 +298,45 @@ def clip_text():
     return ClipText(), (torch.randint(0, 1000, (4, 32)),)
 
 
+class BagRecommender(nn.Module):
+    """The standard recommender lookup: nn.EmbeddingBag tables over bags of
+    ids of varying length (1-D ids and their offsets, as the data loader
+    gives them), sum and mean pooled, into an MLP with the dense features."""
+
+    def __init__(self, dense=13, tables=(100000, 20000), width=32):
+        super().__init__()
+        self.bags = nn.ModuleList(nn.EmbeddingBag(rows, width, mode=mode)
+                                  for rows, mode in zip(tables, ("sum", "mean")))
+        self.bottom = nn.Sequential(nn.Linear(dense, 512), nn.ReLU(),
+                                    nn.Linear(512, width), nn.ReLU())
+        self.top = nn.Sequential(nn.Linear(width * (len(tables) + 1), 512), nn.ReLU(),
+                                 nn.Linear(512, 256), nn.ReLU(), nn.Linear(256, 1))
+
+    def forward(self, dense, ids0, offsets0, ids1, offsets1):
+        pooled = [bag(ids, offsets) for bag, ids, offsets in
+                  zip(self.bags, (ids0, ids1), (offsets0, offsets1))]
+        return torch.sigmoid(self.top(torch.cat([self.bottom(dense)] + pooled, 1)))
+
+
+def bag_offsets(batch, total, generator):
+    """Bag starts for `total` ids in `batch` bags of uneven length (some
+    empty)."""
+    cuts = torch.randint(0, total + 1, (batch - 1,), generator=generator).sort().values
+    return torch.cat([torch.zeros(1, dtype=torch.int64), cuts])
+
+
+@seeded
+def bag_recommender():
+    model = BagRecommender()
+    generator = torch.Generator().manual_seed(1)
+    batch = 2048
+    return model, (torch.randn(batch, 13),
+                   torch.randint(0, 100000, (16000,), generator=generator),
+                   bag_offsets(batch, 16000, generator),
+                   torch.randint(0, 20000, (6000,), generator=generator),
+                   bag_offsets(batch, 6000, generator))
+
+
 MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
                                   transformer_encoder, gpt2, dlrm, unet,
-                                  style_net, clip_text)}
+                                  style_net, clip_text, bag_recommender)}

@@ -1,16 +1,42 @@
-"""Indexing: embedding, index_select and advanced indexing (one index
-tensor, or several: x[rows, cols]), as tandem.embedding and tandem.gather."""
+"""Indexing: embedding, embedding bags, index_select and advanced indexing
+(one index tensor, or several: x[rows, cols]), as tandem.embedding,
+tandem.embedding_bag and tandem.gather."""
 import math
 
 import torch
 
 from .. import mlir
-from . import aten, lowers, normalize_axis
+from . import Unavailable, aten, lowers, normalize_axis
 from .views import transpose
 
 @lowers(aten.embedding.default)
 def _embedding(cx, table, ids, *unused):
     return cx.emit("tandem.embedding", [table, ids], cx.result_type())
+
+
+BAG_MODES = {0: "sum", 1: "mean", 2: "max"}
+
+
+@lowers(aten._embedding_bag.default, aten._embedding_bag_forward_only.default,
+        aten.embedding_bag.default, aten.embedding_bag.padding_idx)
+def _embedding_bag(cx, table, ids, offsets, scale_grad_by_freq=False, mode=0,
+                   sparse=False, per_sample_weights=None,
+                   include_last_offset=False, padding_idx=-1):
+    """nn.EmbeddingBag and F.embedding_bag: 2-D ids arrive flattened with
+    offsets 0, n, 2n... (an arange); 1-D ids with the caller's offsets."""
+    out = cx.result_type(0)
+    operands = [table, ids, offsets]
+    if per_sample_weights is not None:
+        operands.append(cx.cast(per_sample_weights, out.element))
+    padding = int(padding_idx) if padding_idx is not None else -1
+    if padding < -1:
+        padding += table.type.shape[0]
+    result = cx.emit("tandem.embedding_bag", operands, out, {
+        "mode": mlir.string(BAG_MODES[int(mode)]),
+        "padding_idx": mlir.i64(padding),
+        "include_last_offset": mlir.boolean(include_last_offset)})
+    return [result] + [Unavailable(f"the {what} of embedding_bag") for what in
+                       ("bag positions", "bag sizes", "indices of the maxima")]
 
 
 @lowers(aten.index_select.default)

@@ -11,6 +11,7 @@
 #include "CpuSupport.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 using namespace tandem::rt;
@@ -260,6 +261,93 @@ bool gatherKernel(int64_t, const std::vector<TensorView> &ops,
   return true;
 }
 
+/// Element k of an integer tensor (i64 or i32).
+int64_t integerAt(const TensorView &t, uint64_t k) {
+  return t.dtype == DType::I64 ? static_cast<const int64_t *>(t.data)[k]
+                               : static_cast<const int32_t *>(t.data)[k];
+}
+
+/// The bags' bounds, `bags` + 1 of them (the last: the end of the ids, or
+/// the last offset), or an error naming the first offset out of order.
+bool bagBounds(const TensorView &offsets, int64_t length, int64_t bags,
+               bool includeLast, std::vector<int64_t> &bounds,
+               std::string &error) {
+  bounds.assign(size_t(bags) + 1, length);
+  for (int64_t b = 0; b < bags + (includeLast ? 1 : 0); ++b)
+    bounds[b] = integerAt(offsets, b);
+  for (int64_t b = 0; b <= bags; ++b) {
+    int64_t previous = b ? bounds[b - 1] : 0;
+    if ((b == 0 && bags && bounds[0] != 0) || bounds[b] < previous ||
+        bounds[b] > length) {
+      error = "embedding_bag: offset " + std::to_string(b) + " is " +
+              std::to_string(bounds[b]) + "; offsets start at 0 and rise to at "
+              "most the " + std::to_string(length) + " ids";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// One bag per task: its rows summed (times their weights), averaged or
+/// maximized in f32 (f16/bf16 tables are read and written element by
+/// element, never widened whole). `padding` rows are left out.
+bool embeddingBagKernel(int64_t, const std::vector<TensorView> &ops,
+                        const TensorView &out, const std::vector<int64_t> &attrs,
+                        std::string &error) {
+  auto a = img::readAttrs<img::EmbeddingBagAttrs>(attrs);
+  const TensorView &table = ops[0], &ids = ops[1];
+  int64_t rows = table.shape[0], width = table.shape[1];
+  int64_t length = ids.shape[0], bags = out.shape[0];
+  for (int64_t i = 0; i < length; ++i) {
+    int64_t id = integerAt(ids, i);
+    if (id < 0 || id >= rows) {
+      error = "embedding_bag: id " + std::to_string(id) + " is out of range [0, " +
+              std::to_string(rows) + ")";
+      return false;
+    }
+  }
+  std::vector<int64_t> bounds;
+  if (!bagBounds(ops[2], length, bags, a.includeLastOffset, bounds, error))
+    return false;
+  const TensorView *weights = a.hasWeights ? &ops[3] : nullptr;
+  auto load = [](const TensorView &t, uint64_t k) -> float {
+    return t.dtype == DType::F32 ? static_cast<const float *>(t.data)[k]
+                                 : float(loadDouble(t.dtype, t.data, k));
+  };
+  parallelFor(bags, 2 * width * (bags ? length / bags + 1 : 1),
+              [&](int64_t first, int64_t last) {
+    std::vector<float> acc(static_cast<size_t>(width));
+    for (int64_t b = first; b < last; ++b) {
+      int64_t count = 0;
+      std::fill(acc.begin(), acc.end(), a.mode == 2 ? -INFINITY : 0.0f);
+      for (int64_t i = bounds[b]; i < bounds[b + 1]; ++i) {
+        int64_t id = integerAt(ids, i);
+        if (id == a.paddingIdx)
+          continue;
+        ++count;
+        float scale = weights ? load(*weights, i) : 1.0f;
+        uint64_t row = uint64_t(id) * width;
+        for (int64_t d = 0; d < width; ++d) {
+          float v = load(table, row + d);
+          if (a.mode == 2)
+            acc[d] = (v > acc[d] || std::isnan(v)) && !std::isnan(acc[d]) ? v : acc[d];
+          else
+            acc[d] += weights ? v * scale : v;
+        }
+      }
+      for (int64_t d = 0; d < width; ++d) {
+        float v = count == 0 ? 0.0f : a.mode == 1 ? acc[d] / float(count) : acc[d];
+        uint64_t k = uint64_t(b) * width + d;
+        if (out.dtype == DType::F32)
+          static_cast<float *>(out.data)[k] = v;
+        else
+          storeDouble(out.dtype, out.data, k, v);
+      }
+    }
+  });
+  return true;
+}
+
 bool dynamicSliceKernel(int64_t, const std::vector<TensorView> &ops,
                         const TensorView &out, const std::vector<int64_t> &,
                         std::string &) {
@@ -290,6 +378,7 @@ void cpu::registerDataMovementKernels(CpuKernelTable &table) {
   table[img::kBroadcastTo] = broadcastToKernel;
   table[img::kEmbedding] = embeddingKernel;
   table[img::kGather] = gatherKernel;
+  table[img::kEmbeddingBag] = embeddingBagKernel;
   table[img::kDynamicSlice] = dynamicSliceKernel;
   table[img::kShape] = shapeKernel;
   table[img::kConstant] = constantKernel;

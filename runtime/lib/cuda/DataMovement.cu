@@ -182,6 +182,64 @@ __global__ void takeKernel(int64_t outer, int64_t size, int64_t inner,
   }
 }
 
+/// Offset b of a bag list, or -1 when it breaks the rules (bags start at
+/// 0 and rise to at most `length`).
+__device__ inline int64_t boundOf(const void *offsets, bool wide, int64_t count,
+                                  int64_t length, int64_t b) {
+  if (b >= count)
+    return length; // the last bag runs to the end of the ids
+  int64_t at = wide ? static_cast<const int64_t *>(offsets)[b]
+                    : static_cast<const int32_t *>(offsets)[b];
+  int64_t before = b == 0 ? 0
+                   : wide ? static_cast<const int64_t *>(offsets)[b - 1]
+                          : static_cast<const int32_t *>(offsets)[b - 1];
+  bool bad = (b == 0 && at != 0) || at < before || at > length;
+  return bad ? -1 : at;
+}
+
+/// The first offset out of order, recorded at length + its position (the
+/// ids' own errors are at their positions, below length).
+__global__ void checkBagBounds(int64_t count, const void *offsets, bool wide,
+                               int64_t length, unsigned long long *errorAt) {
+  GRID_LOOP(b, count) {
+    if (boundOf(offsets, wide, count, length, b) < 0)
+      atomicMin(errorAt, (unsigned long long)(length + b));
+  }
+}
+
+/// A thread per result element: its bag's rows, summed (times their
+/// weights), averaged or maximized (NaN wins) in f32; padding rows left out.
+template <typename T>
+__global__ void embeddingBagKernel(int64_t bags, int64_t width, int64_t rows,
+                                   int64_t length, const T *table,
+                                   const void *ids, bool wideIds,
+                                   const void *offsets, bool wideOffsets,
+                                   int64_t count, const T *weights,
+                                   img::EmbeddingBagAttrs a, T *out) {
+  GRID_LOOP(e, bags * width) {
+    int64_t b = e / width, d = e % width;
+    int64_t begin = boundOf(offsets, wideOffsets, count, length, b);
+    int64_t end = boundOf(offsets, wideOffsets, count, length, b + 1);
+    if (begin < 0 || end < 0)
+      continue; // checkBagBounds has recorded it
+    float acc = a.mode == 2 ? -INFINITY : 0.0f;
+    int64_t taken = 0;
+    for (int64_t i = begin; i < end; ++i) {
+      int64_t id = rowOf(ids, wideIds, i, false, rows);
+      if (id < 0 || id == a.paddingIdx)
+        continue; // an id out of range: checkIndices has recorded it
+      ++taken;
+      float v = toFloat(table[id * width + d]);
+      if (a.mode == 2)
+        acc = (v > acc || isnan(v)) && !isnan(acc) ? v : acc;
+      else
+        acc += weights ? v * toFloat(weights[i]) : v;
+    }
+    float result = taken == 0 ? 0.0f : a.mode == 1 ? acc / float(taken) : acc;
+    out[e] = fromFloat<T>(result);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Launches
 //===----------------------------------------------------------------------===//
@@ -358,6 +416,62 @@ bool runTake(const KernelCall &call) {
   return false;
 }
 
+/// Bags of table rows: ids and offsets checked as the CPU checks them.
+bool runEmbeddingBag(const KernelCall &call) {
+  const std::vector<TensorView> &ops = call.ops;
+  auto a = img::readAttrs<img::EmbeddingBagAttrs>(call.attrs);
+  int64_t rows = ops[0].shape[0], width = ops[0].shape[1];
+  int64_t length = ops[1].shape[0], count = ops[2].shape[0];
+  int64_t bags = call.out.shape[0];
+  bool wideIds = ops[1].dtype == DType::I64;
+  bool wideOffsets = ops[2].dtype == DType::I64;
+  if (!call.resetErrorAt())
+    return false;
+  checkIndices<<<blocksFor(length), call.block, 0, call.stream()>>>(
+      length, ops[1].data, wideIds, false, rows, call.device.errorAt);
+  checkBagBounds<<<blocksFor(count), call.block, 0, call.stream()>>>(
+      count, ops[2].data, wideOffsets, length, call.device.errorAt);
+  if (!withFloat(call.out.dtype, [&](auto t) {
+        using T = decltype(t);
+        embeddingBagKernel<T><<<call.grid, call.block, 0, call.stream()>>>(
+            bags, width, rows, length, static_cast<const T *>(ops[0].data),
+            ops[1].data, wideIds, ops[2].data, wideOffsets, count,
+            a.hasWeights ? static_cast<const T *>(ops[3].data) : nullptr, a,
+            static_cast<T *>(call.out.data));
+      }))
+    return call.unsupported();
+  int64_t first = -1;
+  if (!launched(call.error) || !call.readErrorAt(first))
+    return false;
+  if (first < 0)
+    return true;
+  // The first bad id or offset, named as the CPU names it.
+  bool isId = first < length;
+  const TensorView &where = isId ? ops[1] : ops[2];
+  int64_t position = isId ? first : first - length;
+  int64_t given = 0;
+  if (where.dtype == DType::I64) {
+    if (!toHost(&call.device, &given,
+                static_cast<const int64_t *>(where.data) + position,
+                sizeof(given), call.error))
+      return false;
+  } else {
+    int32_t narrow = 0;
+    if (!toHost(&call.device, &narrow,
+                static_cast<const int32_t *>(where.data) + position,
+                sizeof(narrow), call.error))
+      return false;
+    given = narrow;
+  }
+  call.error = isId ? "embedding_bag: id " + std::to_string(given) +
+                          " is out of range [0, " + std::to_string(rows) + ")"
+                    : "embedding_bag: offset " + std::to_string(position) +
+                          " is " + std::to_string(given) +
+                          "; offsets start at 0 and rise to at most the " +
+                          std::to_string(length) + " ids";
+  return false;
+}
+
 } // namespace
 
 bool cuda::launchStridedCopy(dim3 grid, dim3 block, cudaStream_t stream,
@@ -401,4 +515,5 @@ void cuda::registerDataMovementKernels(CudaKernelTable &table) {
   table.add(img::kConcat, runConcat);
   table.add(img::kEmbedding, runTake);
   table.add(img::kGather, runTake);
+  table.add(img::kEmbeddingBag, runEmbeddingBag);
 }

@@ -813,6 +813,54 @@ func.func @embedding_element_type(%t: tensor<10x3xf32>, %ids: tensor<4xi64>) {
 
 // -----
 
+func.func @embedding_bag_mode(%t: tensor<10x3xf32>, %ids: tensor<6xi64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{mode must be "sum", "mean" or "max", got "median"}}
+  %0 = tandem.embedding_bag %t, %ids, %o {mode = "median"} : (tensor<10x3xf32>, tensor<6xi64>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_bag_weights_mode(%t: tensor<10x3xf32>, %ids: tensor<6xi64>, %o: tensor<2xi64>, %w: tensor<6xf32>) {
+  // expected-error @+1 {{weights go with mode "sum" only, not "max"}}
+  %0 = tandem.embedding_bag %t, %ids, %o, %w {mode = "max"} : (tensor<10x3xf32>, tensor<6xi64>, tensor<2xi64>, tensor<6xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_bag_weights_length(%t: tensor<10x3xf32>, %ids: tensor<6xi64>, %o: tensor<2xi64>, %w: tensor<5xf32>) {
+  // expected-error @+1 {{weights has 5 entries for 6 ids}}
+  %0 = tandem.embedding_bag %t, %ids, %o, %w {mode = "sum"} : (tensor<10x3xf32>, tensor<6xi64>, tensor<2xi64>, tensor<5xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_bag_padding(%t: tensor<10x3xf32>, %ids: tensor<6xi64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{padding_idx 10 is not a row of the table (0 to 9) or -1 (none)}}
+  %0 = tandem.embedding_bag %t, %ids, %o {mode = "sum", padding_idx = 10 : i64} : (tensor<10x3xf32>, tensor<6xi64>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_bag_last_offset(%t: tensor<10x3xf32>, %ids: tensor<6xi64>, %o: tensor<3xi64>) {
+  // expected-error @+1 {{result shape [3, 3] does not match [2, 3] ([len(offsets) - 1, D])}}
+  %0 = tandem.embedding_bag %t, %ids, %o {mode = "mean", include_last_offset = true} : (tensor<10x3xf32>, tensor<6xi64>, tensor<3xi64>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+func.func @embedding_bag_ids_rank(%t: tensor<10x3xf32>, %ids: tensor<2x3xi64>, %o: tensor<2xi64>) {
+  // expected-error @+1 {{ids ([L]) must have rank 1, got rank 2}}
+  %0 = tandem.embedding_bag %t, %ids, %o {mode = "sum"} : (tensor<10x3xf32>, tensor<2x3xi64>, tensor<2xi64>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
 func.func @gather_axis(%x: tensor<4x3xf32>, %i: tensor<2xi64>) {
   // expected-error @+1 {{axis 2 is out of range for a rank-2 operand (expected -2 to 1)}}
   %0 = tandem.gather %x, %i {axis = 2 : i64} : (tensor<4x3xf32>, tensor<2xi64>) -> tensor<4x2xf32>

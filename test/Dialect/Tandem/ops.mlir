@@ -208,14 +208,19 @@ func.func @shape_ops(%x: tensor<2x4x8xf32>, %y: tensor<2x1x8xf32>, %col: tensor<
 // CHECK: tandem.gather %{{.*}}, %{{.*}} {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<3x5xi64>) -> tensor<2x3x5x8xf32>
 // CHECK: tandem.gather %{{.*}}, %{{.*}} {axis = -1 : i64} : (tensor<2x4x8xf32>, tensor<i32>) -> tensor<2x4xf32>
 // CHECK: tandem.dynamic_slice %{{.*}}, %{{.*}} {sizes = array<i64: 1, 2, 8>} : (tensor<2x4x8xf32>, tensor<3xi64>) -> tensor<1x2x8xf32>
+// CHECK: tandem.embedding_bag %{{.*}}, %{{.*}}, %{{.*}} {mode = "mean", padding_idx = 0 : i64} : (tensor<1000x16xf32>, tensor<7xi32>, tensor<3xi64>) -> tensor<3x16xf32>
+// CHECK: tandem.embedding_bag %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {include_last_offset = true, mode = "sum"} : (tensor<1000x16xf32>, tensor<7xi32>, tensor<3xi64>, tensor<7xf32>) -> tensor<2x16xf32>
 // GENERIC: "tandem.dynamic_slice"(%{{.*}}, %{{.*}}) {sizes = array<i64: 1, 2, 8>} : (tensor<2x4x8xf32>, tensor<3xi64>) -> tensor<1x2x8xf32>
-func.func @indexing(%ids: tensor<4x26xi64>, %ids32: tensor<7xi32>, %x: tensor<2x4x8xf32>, %idx: tensor<3x5xi64>, %one: tensor<i32>, %off: tensor<3xi64>) -> tensor<1x2x8xf32> {
+// GENERIC: "tandem.embedding_bag"(%{{.*}}, %{{.*}}, %{{.*}}) {include_last_offset = false, mode = "mean", padding_idx = 0 : i64} : (tensor<1000x16xf32>, tensor<7xi32>, tensor<3xi64>) -> tensor<3x16xf32>
+func.func @indexing(%ids: tensor<4x26xi64>, %ids32: tensor<7xi32>, %x: tensor<2x4x8xf32>, %idx: tensor<3x5xi64>, %one: tensor<i32>, %off: tensor<3xi64>, %w: tensor<7xf32>) -> tensor<1x2x8xf32> {
   %t = tandem.weight "table" : tensor<1000x16xf32>
   %0 = tandem.embedding %t, %ids : (tensor<1000x16xf32>, tensor<4x26xi64>) -> tensor<4x26x16xf32>
   %1 = tandem.embedding %t, %ids32 : (tensor<1000x16xf32>, tensor<7xi32>) -> tensor<7x16xf32>
   %2 = tandem.gather %x, %idx {axis = 1 : i64} : (tensor<2x4x8xf32>, tensor<3x5xi64>) -> tensor<2x3x5x8xf32>
   %3 = tandem.gather %x, %one {axis = -1 : i64} : (tensor<2x4x8xf32>, tensor<i32>) -> tensor<2x4xf32>
   %4 = tandem.dynamic_slice %x, %off {sizes = array<i64: 1, 2, 8>} : (tensor<2x4x8xf32>, tensor<3xi64>) -> tensor<1x2x8xf32>
+  %5 = tandem.embedding_bag %t, %ids32, %off {mode = "mean", padding_idx = 0 : i64} : (tensor<1000x16xf32>, tensor<7xi32>, tensor<3xi64>) -> tensor<3x16xf32>
+  %6 = tandem.embedding_bag %t, %ids32, %off, %w {mode = "sum", include_last_offset = true} : (tensor<1000x16xf32>, tensor<7xi32>, tensor<3xi64>, tensor<7xf32>) -> tensor<2x16xf32>
   return %4 : tensor<1x2x8xf32>
 }
 

@@ -194,6 +194,19 @@ WorkEstimate EmbeddingOp::estimateWork() {
   return dataMovement(*this, plus(bytesOf(getIds()), bytesOf(getResult())));
 }
 
+// A bag reads only its rows, like a lookup, and adds them up.
+WorkEstimate EmbeddingBagOp::estimateWork() {
+  RankedTensorType table = getTable().getType();
+  int64_t rows = times(elementsOf(getIds()), table.getShape()[1]);
+  int64_t rowBytes = times(rows, table.getElementTypeBitWidth() / 8);
+  int64_t read = plus(plus(bytesOf(getIds()), bytesOf(getOffsets())), rowBytes);
+  if (getWeights())
+    read = plus(read, bytesOf(getWeights()));
+  WorkEstimate work = dataMovement(*this, read);
+  work.flops = getWeights() ? times(2, rows) : rows;
+  return work;
+}
+
 WorkEstimate GatherOp::estimateWork() {
   return dataMovement(*this,
                       plus(bytesOf(getIndices()), bytesOf(getResult())));

@@ -702,6 +702,44 @@ LogicalResult EmbeddingOp::verify() {
   return verifyResultShape(*this, expected, "ids.shape + [D]");
 }
 
+LogicalResult EmbeddingBagOp::verify() {
+  if (failed(verifyRank(*this, getTable(), "table ([V, D])", 2)) ||
+      failed(verifyRank(*this, getIds(), "ids ([L])", 1)) ||
+      failed(verifyRank(*this, getOffsets(), "offsets", 1)) ||
+      failed(verifyElementTypesMatch(*this, getTable(), "table", getResult(),
+                                     "the result")))
+    return failure();
+  StringRef mode = getMode();
+  if (mode != "sum" && mode != "mean" && mode != "max")
+    return emitOpError() << "mode must be \"sum\", \"mean\" or \"max\", got \""
+                         << mode << "\"";
+  int64_t length = shapeOf(getIds())[0];
+  if (Value weights = getWeights()) {
+    if (mode != "sum")
+      return emitOpError() << "weights go with mode \"sum\" only, not \""
+                           << mode << "\"";
+    if (failed(verifyRank(*this, weights, "weights ([L])", 1)) ||
+        failed(verifyElementTypesMatch(*this, getTable(), "table", weights,
+                                       "weights")))
+      return failure();
+    if (shapeOf(weights)[0] != length)
+      return emitOpError() << "weights has " << shapeOf(weights)[0]
+                           << " entries for " << length << " ids";
+  }
+  int64_t rows = shapeOf(getTable())[0];
+  int64_t padding = getPaddingIdxAttr().getInt();
+  if (padding < -1 || padding >= rows)
+    return emitOpError() << "padding_idx " << padding
+                         << " is not a row of the table (0 to " << rows - 1
+                         << ") or -1 (none)";
+  int64_t bags = shapeOf(getOffsets())[0] - (getIncludeLastOffset() ? 1 : 0);
+  if (bags < 0)
+    return emitOpError() << "include_last_offset needs at least one offset";
+  return verifyResultShape(*this, {bags, shapeOf(getTable())[1]},
+                           getIncludeLastOffset() ? "[len(offsets) - 1, D]"
+                                                  : "[len(offsets), D]");
+}
+
 LogicalResult GatherOp::verify() {
   if (failed(verifyElementTypesMatch(*this, getX(), "x", getResult(),
                                      "the result")))

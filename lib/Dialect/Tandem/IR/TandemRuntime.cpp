@@ -12,6 +12,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "tandem/runtime/ModelImage.h"
+#include "llvm/ADT/StringSwitch.h"
 
 #include <cstring>
 
@@ -219,6 +220,17 @@ LogicalResult ArgmaxOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
 //===----------------------------------------------------------------------===//
 // Data movement
 //===----------------------------------------------------------------------===//
+
+LogicalResult EmbeddingBagOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
+  int64_t mode = llvm::StringSwitch<int64_t>(getMode())
+                     .Case("sum", 0)
+                     .Case("mean", 1)
+                     .Default(2);
+  return write(img::EmbeddingBagAttrs{mode, getPaddingIdxAttr().getInt(),
+                                      getIncludeLastOffset() ? 1 : 0,
+                                      getWeights() ? 1 : 0},
+               words);
+}
 
 LogicalResult TransposeOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   llvm::append_range(words, getPerm());

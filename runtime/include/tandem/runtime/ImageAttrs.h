@@ -54,6 +54,10 @@ struct Conv2dAttrs {
 struct Pool2dAttrs {
   int64_t kernel[2], strides[2], padding[2];
 };
+/// mode: sum, mean, max = 0..2; paddingIdx -1: none.
+struct EmbeddingBagAttrs {
+  int64_t mode, paddingIdx, includeLastOffset, hasWeights;
+};
 
 /// How many words a kind's attributes take: -1 for a list.
 template <typename Attrs> constexpr int64_t wordCount() {

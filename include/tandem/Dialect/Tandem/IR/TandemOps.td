@@ -708,6 +708,38 @@ def Tandem_EmbeddingOp : Tandem_Op<"embedding", [Tandem_RunsAs<"Embedding">,
   let hasVerifier = 1;
 }
 
+def Tandem_EmbeddingBagOp : Tandem_Op<"embedding_bag",
+    [Tandem_RunsAs<"EmbeddingBag", ["writeRuntimeAttrs"]>, Tandem_OwnWork]> {
+  let summary = "sums, means or maxima of bags of table rows";
+  let description = [{
+    table: [V, D] floats, ids: [L] integers, offsets: integers, optional
+    weights: [L] of the table's type (`sum` only) → [B, D], the table's
+    type (`torch.nn.functional.embedding_bag`). Bag b holds the rows of
+    ids[offsets[b] : offsets[b + 1]]; the last bag runs to the end of the
+    ids, or, with `include_last_offset`, offsets has B + 1 entries and its
+    last ends the last bag. `mode` is "sum" (each row times its weight when
+    there are weights), "mean" or "max" (NaN wins). Ids equal to
+    `padding_idx` (when it is not −1) are left out, and not counted by the
+    mean. An empty bag gives zeros. Errors at run time: an id outside
+    [0, V), offsets that do not start at 0, decrease or pass L.
+
+    Work: D FLOPs per id (2·D with weights); reads the ids, the offsets,
+    the weights and the selected rows (not the whole table), writes the
+    result.
+  }];
+  let arguments = (ins Tandem_FloatTensor:$table, Tandem_IndexTensor:$ids,
+                   Tandem_IndexTensor:$offsets,
+                   Optional<Tandem_FloatTensor>:$weights, StrAttr:$mode,
+                   DefaultValuedAttr<I64Attr, "-1">:$padding_idx,
+                   DefaultValuedAttr<BoolAttr, "false">:$include_last_offset);
+  let results = (outs Tandem_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `,` $ids `,` $offsets (`,` $weights^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Tandem_GatherOp : Tandem_Op<"gather", [Tandem_RunsAs<"Gather", ["writeRuntimeAttrs"]>,
      Tandem_OwnWork]> {
   let summary = "take along an axis";
