@@ -17,7 +17,7 @@ from models import relative_error  # noqa: E402
 TOLERANCE = 1e-5  # relative to the output's largest magnitude
 
 
-def cases(x, img, ids, seq):
+def cases(x, img, ids, seq, vol):
     """(name, value) pairs; the names say which ATen ops they exercise."""
     y = x * 0.5 + 0.25
     q = seq.view(2, 8, 2, 8).transpose(1, 2)
@@ -169,19 +169,34 @@ def cases(x, img, ids, seq):
          + F.embedding_bag(ids.flatten(), x, torch.tensor([0, 1, 4, 6]), mode="sum",
                            per_sample_weights=x[0, :6], include_last_offset=True).sum(0)
          + F.embedding_bag(ids, x, padding_idx=3, mode="mean").sum(0)),
+        # 3-D: a sum over depth taps of 2-D convolutions, pools per frame
+        # then across each depth window.
+        ("conv3d strided/padded/dilated/grouped + bias",
+         F.conv3d(vol, torch.arange(4 * 2 * 27.0).reshape(4, 2, 3, 3, 3) / 200,
+                  torch.arange(4.0), stride=(2, 1, 2), padding=1, groups=2)
+         + F.conv3d(vol, torch.ones(4, 4, 2, 3, 1) * 0.05, None, stride=(2, 1, 2),
+                    padding=(1, 2, 0), dilation=(2, 2, 1))),
+        ("max_pool3d/avg_pool3d/adaptive_avg_pool3d",
+         F.max_pool3d(vol, 2).sum((2, 3, 4)) + F.avg_pool3d(vol, 3, 2, 1).sum((2, 3, 4))
+         + F.avg_pool3d(vol, (3, 2, 2), (2, 2, 2), (1, 0, 1),
+                        count_include_pad=False).sum((2, 3, 4))
+         + F.adaptive_avg_pool3d(vol, (3, 1, 3)).sum((2, 3, 4))
+         + F.adaptive_avg_pool3d(vol, 1).sum((2, 3, 4))
+         + F.max_pool3d(vol, 3, 2, 1).sum((2, 3, 4))),
+        ("adaptive_avg_pool3d to 3x2x4", F.adaptive_avg_pool3d(vol, (3, 2, 4))),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]
 
 
 class Zoo(nn.Module):
-    def forward(self, x, img, ids, seq):
-        return tuple(value for _, value in cases(x, img, ids, seq))
+    def forward(self, x, img, ids, seq, vol):
+        return tuple(value for _, value in cases(x, img, ids, seq, vol))
 
 
 torch.manual_seed(0)
 inputs = (torch.randn(8, 8), torch.randn(1, 4, 8, 8),
-          torch.randint(0, 8, (2, 3)), torch.randn(2, 8, 16))
+          torch.randint(0, 8, (2, 3)), torch.randn(2, 8, 16), torch.randn(1, 4, 5, 6, 7))
 names = [name for name, _ in cases(*inputs)]
 with torch.no_grad():
     expected = Zoo()(*inputs)

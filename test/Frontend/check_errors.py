@@ -38,13 +38,13 @@ class Untraceable(nn.Module):
         return torch.from_numpy(x.numpy() * 2)
 
 
-class VolumeConv(nn.Module):
+class DilatedPool(nn.Module):
     def __init__(self):
         super().__init__()
-        self.conv = nn.Conv3d(3, 3, 2)
+        self.pool = nn.MaxPool2d(2, dilation=2)
 
     def forward(self, x):
-        return self.conv(x)
+        return self.pool(x)
 
 
 class Float64Weights(nn.Module):
@@ -63,7 +63,7 @@ cases = [
     ("data-dependent shape", MaskedSelect(), (x,)),
     ("unsupported op", Unsupported(), (x,)),
     ("untraceable module", Untraceable(), (x,)),
-    ("3-D convolution", VolumeConv(), (torch.randn(1, 3, 4, 4, 4),)),
+    ("dilated max pooling", DilatedPool(), (torch.randn(1, 3, 8, 8),)),
     ("float64 parameter", Float64Weights(), (x,)),
     ("float64 input", nn.ReLU(), (x.double(),)),
     ("non-tensor example", nn.ReLU(), (3,)),

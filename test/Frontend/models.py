@@ -337,6 +337,22 @@ def bag_recommender():
                    bag_offsets(batch, 6000, generator))
 
 
+@seeded
+def r3d_18():
+    """torchvision's video ResNet: 3-D convolutions and batch norm over
+    clips, 8 frames of 32 x 32."""
+    import torchvision
+    model = torchvision.models.video.r3d_18(num_classes=10)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.BatchNorm3d):
+                module.running_mean.uniform_(-0.2, 0.2)
+                module.running_var.uniform_(0.5, 1.5)
+                module.weight.uniform_(0.5, 1.5)
+                module.bias.uniform_(-0.2, 0.2)
+    return model, (torch.randn(1, 3, 8, 32, 32),)
+
+
 MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
                                   transformer_encoder, gpt2, dlrm, unet,
-                                  style_net, clip_text, bag_recommender)}
+                                  style_net, clip_text, bag_recommender, r3d_18)}

@@ -8,7 +8,7 @@ import math
 from .. import mlir
 from . import Unavailable, aten, lowers, pair
 from .elementwise import scaled_operand
-from .views import constant, constant_pad, flip, transpose
+from .views import constant, constant_pad, flip, slice_along, transpose
 
 @lowers(aten.convolution.default)
 def _convolution(cx, x, weight, bias, stride, padding, dilation, transposed,
@@ -26,10 +26,119 @@ def _convolution(cx, x, weight, bias, stride, padding, dilation, transposed,
         result2d = out.with_shape(out.shape[:2] + (1,) + out.shape[2:])
         return cx.reshape(_conv2d(cx, x, weight, bias, stride, padding, dilation,
                                   groups, result2d), out.shape)
+    if x.type.rank == 5:
+        return _conv3d(cx, x, weight, bias, stride, padding, dilation, groups, out)
     if x.type.rank != 4:
         raise cx.error(f"{x.type.rank - 2}-D convolution: Tandem has conv2d "
-                       "(and conv1d through it)")
+                       "(and conv1d and conv3d through it)")
     return _conv2d(cx, x, weight, bias, stride, padding, dilation, groups, out)
+
+
+def triple(value):
+    value = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
+    return tuple(value * 3) if len(value) == 1 else tuple(value)
+
+
+def depth_taps(cx, x, taps, stride, dilation, padding, depth_out, fill=0.0):
+    """For each tap t of a depth window, the frames it meets at every output
+    depth, as [N·D_out, C, H, W] (x: [N, C, D, H, W], padded in depth by
+    `padding` frames of `fill`)."""
+    n, channels, _, height, width = x.type.shape
+    if padding:
+        x = constant_pad(cx, x, [0, 0, 0, 0, padding, padding], fill)
+    frames = transpose(cx, x, [0, 2, 1, 3, 4])  # [N, D, C, H, W]
+    result = []
+    for t in range(taps):
+        start = t * dilation
+        picked = slice_along(cx, frames, 1, start,
+                             start + (depth_out - 1) * stride + 1, stride)
+        result.append(cx.reshape(picked, (n * depth_out, channels, height, width)))
+    return result
+
+
+def from_frames(cx, y, n, depth_out):
+    """[N·D_out, C, H, W] back to [N, C, D_out, H, W]."""
+    _, channels, height, width = y.type.shape
+    frames = cx.reshape(y, (n, depth_out, channels, height, width))
+    return transpose(cx, frames, [0, 2, 1, 3, 4])
+
+
+def _conv3d(cx, x, weight, bias, stride, padding, dilation, groups, out):
+    """3-D convolution as a sum over the kernel's depth taps of 2-D
+    convolutions of the frames each tap meets (the batch and output depth
+    folded together): the same multiply-adds as a 3-D kernel."""
+    stride, padding, dilation = triple(stride), triple(padding), triple(dilation)
+    n, depth_out = x.type.shape[0], out.shape[2]
+    outputs, per_group, taps, kh, kw = weight.type.shape
+    planes = out.with_shape((n * depth_out, outputs) + out.shape[3:])
+    total = None
+    for t, frames in enumerate(depth_taps(cx, x, taps, stride[0], dilation[0],
+                                          padding[0], depth_out)):
+        kernel = cx.reshape(slice_along(cx, weight, 2, t, t + 1),
+                            (outputs, per_group, kh, kw))
+        y = _conv2d(cx, frames, kernel, bias if t == 0 else None, stride[1:],
+                    padding[1:], dilation[1:], groups, planes)
+        total = y if total is None else cx.emit("tandem.add", [total, y], planes)
+    return from_frames(cx, total, n, depth_out)
+
+
+@lowers(aten.max_pool3d_with_indices.default, aten.max_pool3d.default)
+def _max_pool3d(cx, x, kernel, stride=None, padding=0, dilation=1,
+                ceil_mode=False):
+    """Each frame max-pooled in 2-D, then the maximum over each depth
+    window's frames."""
+    multiple = cx.node.target == aten.max_pool3d_with_indices.default
+    out = cx.result_type(0 if multiple else None)
+    kernel = triple(kernel)
+    stride = triple(stride) if stride else kernel
+    padding, dilation = triple(padding), triple(dilation)
+    if ceil_mode or dilation != (1, 1, 1):
+        raise cx.error("3-D max pooling with ceil_mode or dilation is not "
+                       "supported")
+    n, depth_out = x.type.shape[0], out.shape[2]
+    pooled = None
+    for frames in depth_taps(cx, x, kernel[0], stride[0], 1, padding[0],
+                             depth_out, fill=-math.inf):
+        planes = frames.type.with_shape(frames.type.shape[:2] + out.shape[3:])
+        y = _max_pool(cx, frames, kernel[1:], stride[1:], padding[1:], 1, False,
+                      planes)
+        pooled = y if pooled is None else cx.emit("tandem.maximum", [pooled, y],
+                                                  planes)
+    result = from_frames(cx, pooled, n, depth_out)
+    return [result, Unavailable("the indices of max_pool3d")] if multiple else result
+
+
+@lowers(aten.avg_pool3d.default)
+def _avg_pool3d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
+                count_include_pad=True, divisor_override=None):
+    """Each frame average-pooled in 2-D (with PyTorch's divisors in height
+    and width), then the frames of each depth window averaged with the depth
+    divisor: PyTorch's divisor is the product of the three."""
+    out = cx.result_type()
+    kernel = triple(kernel)
+    stride = triple(stride) if stride else kernel
+    padding = triple(padding)
+    if ceil_mode or divisor_override is not None:
+        raise cx.error("3-D average pooling with ceil_mode or divisor_override "
+                       "is not supported")
+    n, depth, depth_out = x.type.shape[0], x.type.shape[2], out.shape[2]
+    total = None
+    for frames in depth_taps(cx, x, kernel[0], stride[0], 1, padding[0], depth_out):
+        planes = frames.type.with_shape(frames.type.shape[:2] + out.shape[3:])
+        y = avg_pool2d(cx, frames, kernel[1:], stride[1:], padding[1:], False,
+                       count_include_pad, None, planes)
+        total = y if total is None else cx.emit("tandem.add", [total, y], planes)
+    divisors = []
+    for o in range(depth_out):
+        start = o * stride[0] - padding[0]
+        end = min(start + kernel[0], depth + padding[0])
+        if not count_include_pad:
+            start, end = max(start, 0), min(end, depth)
+        divisors.append(end - start)
+    result = from_frames(cx, total, n, depth_out)
+    factor = cx.reshape(cx.cast(constant(cx, [1.0 / d for d in divisors], "f32"),
+                                out.element), (1, 1, depth_out, 1, 1))
+    return cx.emit("tandem.mul", [result, factor], out)
 
 
 def _conv_transpose(cx, x, weight, bias, stride, padding, dilation,
@@ -181,7 +290,12 @@ def _avg_pool2d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
     varies where windows overhang (ceil_mode) or skip padding
     (count_include_pad=False), but always as a product of a row and a column
     factor: the pooled result is rescaled by those, as constants."""
-    out = cx.result_type()
+    return avg_pool2d(cx, x, kernel, stride, padding, ceil_mode, count_include_pad,
+                      divisor_override, cx.result_type())
+
+
+def avg_pool2d(cx, x, kernel, stride, padding, ceil_mode, count_include_pad,
+               divisor_override, out):
     kernel = pair(kernel)
     stride = pair(stride, kernel)
     padding = pair(padding, 0)
@@ -217,7 +331,10 @@ def _avg_pool2d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
 
 @lowers(aten._adaptive_avg_pool2d.default, aten.adaptive_avg_pool2d.default)
 def _adaptive_avg_pool2d(cx, x, output_size):
-    out = cx.result_type()
+    return adaptive_avg_pool2d(cx, x, cx.result_type())
+
+
+def adaptive_avg_pool2d(cx, x, out):
     height, width = x.type.shape[2:]
     oh, ow = out.shape[2:]
     if (oh, ow) == (1, 1):
@@ -229,6 +346,30 @@ def _adaptive_avg_pool2d(cx, x, output_size):
     return cx.emit("tandem.avg_pool2d", [x], out,
                    {"kernel": mlir.i64_array(kernel),
                     "strides": mlir.i64_array(kernel)})
+
+
+@lowers(aten._adaptive_avg_pool3d.default, aten.adaptive_avg_pool3d.default)
+def _adaptive_avg_pool3d(cx, x, output_size):
+    """Separable: PyTorch's depth windows averaged by a constant matrix (one
+    GEMM), then each output depth's frames pooled in 2-D."""
+    out = cx.result_type()
+    n, channels, depth, height, width = x.type.shape
+    od, oh, ow = out.shape[2:]
+    if (od, oh, ow) == (1, 1, 1):
+        return cx.emit("tandem.reduce_mean", [x], out,
+                       {"axes": mlir.i64_array([2, 3, 4]), "keepdims": "true"})
+    frames = x
+    if od != depth:
+        flat = constant(cx, [v for row in averaging_matrix(depth, od) for v in row],
+                        "f32")
+        averaging = cx.cast(cx.reshape(flat, (od, depth)), out.element)
+        frames = cx.emit("tandem.matmul", [averaging, cx.reshape(
+            x, (n, channels, depth, height * width))],
+            out.with_shape((n, channels, od, height * width)))
+    planes = cx.reshape(frames, (n, channels * od, height, width))
+    pooled = adaptive_avg_pool2d(cx, planes, out.with_shape(
+        (n, channels * od, oh, ow)))
+    return cx.reshape(pooled, out.shape)
 
 
 def averaging_matrix(in_size, out_size):
