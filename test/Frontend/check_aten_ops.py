@@ -184,6 +184,18 @@ def cases(x, img, ids, seq, vol):
          + F.adaptive_avg_pool3d(vol, 1).sum((2, 3, 4))
          + F.max_pool3d(vol, 3, 2, 1).sum((2, 3, 4))),
         ("adaptive_avg_pool3d to 3x2x4", F.adaptive_avg_pool3d(vol, (3, 2, 4))),
+        # Positions inside, between and outside the image: zeros and border
+        # padding, both align_corners, bilinear and nearest.
+        ("grid_sample bilinear/nearest, zeros/border, align_corners both ways",
+         F.grid_sample(img, seq[:1, :6, :10].reshape(1, 6, 5, 2) * 1.3, align_corners=False)
+         + F.grid_sample(img, seq[1:, :6, :10].reshape(1, 6, 5, 2) * 1.3, padding_mode="border",
+                         align_corners=True)
+         + F.grid_sample(img, seq[:1, 2:8, 6:].reshape(1, 6, 5, 2) * 0.9, mode="nearest",
+                         align_corners=False)),
+        ("affine_grid + grid_sample (a spatial transformer)",
+         F.grid_sample(img, F.affine_grid(x[:2, :3].reshape(1, 2, 3) * 0.5 + torch.tensor(
+             [[[0.8, 0.0, 0.0], [0.0, 0.8, 0.0]]]), (1, 4, 6, 6), align_corners=False),
+                       align_corners=False)),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

@@ -414,6 +414,13 @@ def resize_linear_align_corners(c):
                 coordinate_transformation_mode="align_corners")
 
 
+@case(18, 21)
+def grid_sample_both(c):
+    grid = c.const(rng.uniform(-1.2, 1.2, (2, 3, 5, 2)), np.float32)
+    return c.op("Add", [c.op("GridSample", ["x", grid], align_corners=1),
+                        c.op("GridSample", ["x", grid], padding_mode="border")])
+
+
 @case()
 def depth_and_space(c):
     moved = c.op("SpaceToDepth", [c.op("Slice", ["x", c.const([0, 0]),

@@ -13,7 +13,7 @@ an error naming the op and the model's source line.
 This module holds what every lowering shares (the Context, the `lowers`
 registry, element types, axis helpers); the lowerings themselves live in one
 module per kind of op (elementwise, logic, views, linalg, conv,
-normalization, reductions, sources, indexing, noops), all imported at the end
+normalization, reductions, sources, indexing, sampling, noops), all imported at the end
 of this file so that their @lowers decorators fill LOWERINGS.
 """
 import torch
@@ -148,7 +148,7 @@ def pair(value, default=None):
 # The lowerings, one module per kind of op. Imported last: they import the
 # names above from this package, and importing them is what registers them.
 from . import (elementwise, logic, views, linalg, conv,  # noqa: E402
-               normalization, reductions, sources, indexing, noops)
+               normalization, reductions, sources, indexing, sampling, noops)
 
 SECTIONS = (elementwise, logic, views, linalg, conv, normalization, reductions,
-            sources, indexing, noops)
+            sources, indexing, sampling, noops)

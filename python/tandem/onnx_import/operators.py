@@ -660,6 +660,15 @@ def resize(node, x, *unused):
     raise OnnxError(node, f"unknown resize mode '{mode}'")
 
 
+@operator("GridSample")
+def grid_sample(node, x, grid):
+    mode = {"linear": "bilinear", "cubic": "bicubic"}.get(
+        node.attr("mode", "bilinear"), node.attr("mode", "bilinear"))
+    return F.grid_sample(x, grid, mode=mode,
+                         padding_mode=node.attr("padding_mode", "zeros"),
+                         align_corners=bool(node.attr("align_corners", 0)))
+
+
 @operator("DepthToSpace")
 def depth_to_space(node, x):
     n, c, h, w = x.shape
