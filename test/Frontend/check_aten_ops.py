@@ -196,6 +196,26 @@ def cases(x, img, ids, seq, vol):
          F.grid_sample(img, F.affine_grid(x[:2, :3].reshape(1, 2, 3) * 0.5 + torch.tensor(
              [[[0.8, 0.0, 0.0], [0.0, 0.8, 0.0]]]), (1, 4, 6, 6), align_corners=False),
                        align_corners=False)),
+        # Distinct values (PyTorch leaves the order of ties open: Tandem's is
+        # the first index), a NaN (the largest) and a -inf in every row,
+        # the smallest too; integers' values.
+        ("topk values and indices, largest and smallest, NaN, -inf",
+         torch.cat([x.topk(3, dim=1)[0], x.topk(3, dim=1)[1].float(),
+                    x.masked_fill(torch.arange(8) == 2, float("nan")).masked_fill(
+                        torch.arange(8) == 5, -float("inf")).topk(8, dim=1)[1].float(),
+                    x.topk(2, dim=0, largest=False)[0].t(),
+                    x.topk(2, dim=0, largest=False)[1].t().float(),
+                    ids.topk(2, dim=1)[0].float().repeat(4, 1)], 1)),
+        # Routing: gates scattered into a dense [tokens, experts] matrix,
+        # contributions added up, rows written by index or by mask.
+        ("scatter/scatter_add/index_put",
+         torch.zeros(8, 8).scatter(1, x.topk(2, dim=1)[1], x.topk(2, dim=1)[0].softmax(1))
+         + x.scatter(0, ids[:, :2] % 8, y[:2, :2]).sum(0)
+         + x.scatter(1, (ids * 3) % 8, 7.5)[:2, :].sum(0)
+         + x.scatter_add(1, torch.cat([ids, 7 - ids], 1), y[:2, :6]).sum(0)
+         + x.index_put((ids[0],), y[:3], accumulate=True)
+         + x.index_put((ids[1] - 8,), torch.tensor(2.0))
+         + x.index_put((x[:, 0] > 0,), torch.tensor(-1.0))),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

@@ -101,6 +101,29 @@ for what, call in [("wrong shape", lambda: run(torch.randn(3, 4))),
 folder = os.path.dirname(run.library_path)
 run.close()
 print(f"temporary folder removed on close: {not os.path.exists(folder)}")
+
+
+class Scatter(nn.Module):
+    def forward(self, x, index):
+        return x.scatter(1, index, 1.0)
+
+
+# An index outside the axis stops the run (PyTorch raises too) rather than
+# writing nothing; a good one runs.
+for backend in ("auto", "sim"):
+    strategy = "all-cpu" if backend == "auto" else "all-gpu"
+    run = tandem.compile(Scatter(), (x, torch.zeros(2, 2, dtype=torch.int64)),
+                         strategy=strategy, backend=backend)
+    good = torch.tensor([[0, 3], [1, 2]])
+    print(f"scatter in range ({strategy}): "
+          f"{torch.equal(run(x, good), x.scatter(1, good, 1.0))}")
+    try:
+        run(x, torch.tensor([[0, 4], [1, 2]]))
+        print(f"scatter out of range ({strategy}): FAILED: ran")
+        failed = True
+    except tandem.RuntimeFailure as error:
+        print(f"scatter out of range ({strategy}): RuntimeFailure: {error}")
+    run.close()
 try:
     tandem.compile(nn.Linear(4, 3), (x,), backend="tpu")
 except tandem.RuntimeFailure as error:

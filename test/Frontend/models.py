@@ -337,6 +337,35 @@ def bag_recommender():
                    bag_offsets(batch, 6000, generator))
 
 
+class MixtureOfExperts(nn.Module):
+    """A transformer block's feed-forward as a top-2 mixture of experts:
+    a router's two best experts per token (topk), their gates softmaxed and
+    scattered into a dense [tokens, experts] matrix, each expert's output
+    weighted by its column."""
+
+    def __init__(self, width=128, experts=8, hidden=256):
+        super().__init__()
+        self.norm = nn.LayerNorm(width)
+        self.router = nn.Linear(width, experts, bias=False)
+        self.experts = nn.ModuleList(
+            nn.Sequential(nn.Linear(width, hidden), nn.GELU(), nn.Linear(hidden, width))
+            for _ in range(experts))
+
+    def forward(self, x):
+        tokens = self.norm(x).reshape(-1, x.shape[-1])
+        weights, chosen = self.router(tokens).topk(2, dim=-1)
+        gates = torch.zeros(tokens.shape[0], len(self.experts)).scatter(
+            1, chosen, weights.softmax(dim=-1))
+        mixed = sum(gates[:, k:k + 1] * expert(tokens)
+                    for k, expert in enumerate(self.experts))
+        return x + mixed.reshape(x.shape)
+
+
+@seeded
+def moe():
+    return MixtureOfExperts(), (torch.randn(4, 64, 128),)
+
+
 @seeded
 def r3d_18():
     """torchvision's video ResNet: 3-D convolutions and batch norm over
@@ -355,4 +384,5 @@ def r3d_18():
 
 MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
                                   transformer_encoder, gpt2, dlrm, unet,
-                                  style_net, clip_text, bag_recommender, r3d_18)}
+                                  style_net, clip_text, bag_recommender, r3d_18,
+                                  moe)}

@@ -1,13 +1,15 @@
 """Indexing: embedding, embedding bags, index_select and advanced indexing
 (one index tensor, or several: x[rows, cols]), as tandem.embedding,
-tandem.embedding_bag and tandem.gather."""
+tandem.embedding_bag and tandem.gather; scatter, scatter_add and index_put
+as one-hot selections."""
 import math
 
 import torch
 
 from .. import mlir
 from . import Unavailable, aten, lowers, normalize_axis
-from .views import transpose
+from ..mlir import TensorType, Value
+from .views import constant_pad, transpose
 
 @lowers(aten.embedding.default)
 def _embedding(cx, table, ids, *unused):
@@ -98,3 +100,150 @@ def several_indices(cx, x, indexed):
     perm = (list(range(width, width + before)) + list(range(width)) +
             list(range(width + before, picked.type.rank)))
     return transpose(cx, picked, perm)
+
+
+def scatter(cx, x, axis, index, src, accumulate, out):
+    """x with src written (or, with `accumulate`, added) along `axis` at
+    the positions `index` names (torch.scatter / scatter_add: index and
+    src may cover less than x in the other axes). Spelled with a one-hot
+    comparison of each index against the axis's positions, [..., K, N]:
+    meant for the small axes of routing (experts, classes). Where several
+    indices name one position, scatter keeps the last (PyTorch leaves it
+    open), scatter_add adds them all. An index outside [0, N) stops the
+    run, as PyTorch raises."""
+    size = x.type.shape[axis]
+    rank = x.type.rank
+    to_last = [d for d in range(rank) if d != axis] + [axis]
+    back = [to_last.index(d) for d in range(rank)]
+    index = cx.cast(index, "i64")
+    src = cx.cast(src, out.element)
+    if src.type.shape != index.type.shape:  # only index's extent is read
+        src = cx.emit("tandem.slice", [src], src.type.with_shape(index.type.shape), {
+            "starts": mlir.i64_array([0] * rank),
+            "limits": mlir.i64_array(index.type.shape),
+            "strides": mlir.i64_array([1] * rank)})
+    checked = checked_in_range(cx, index, size)
+    index = transpose(cx, index, to_last)
+    src = transpose(cx, src, to_last)
+    region = index.type.shape[:-1]
+    picks = index.type.shape[-1]
+    onehot_shape = region + (picks, size)
+    positions = cx.emit("tandem.iota", [], index.type.with_shape(onehot_shape),
+                        {"axis": mlir.i64(rank)})
+    hits = cx.emit("tandem.compare", [cx.reshape(index, region + (picks, 1)), positions],
+                   index.type.with_shape(onehot_shape).with_element("i1"),
+                   {"predicate": "#tandem.predicate<eq>"})
+    column = cx.reshape(src, region + (picks, 1))
+    spread_type = out.with_shape(onehot_shape)
+    zero = cx.scalar(0, out.element)
+    summed_type = out.with_shape(region + (size,))
+
+    def total(mask):
+        chosen = cx.emit("tandem.select", [mask, column, zero], spread_type)
+        return cx.emit("tandem.reduce_sum", [chosen], summed_type,
+                       {"axes": mlir.i64_array([rank - 1]), "keepdims": "false"})
+    written = None
+    if accumulate:
+        values = total(hits)
+    else:  # the last index naming each position
+        order = cx.emit("tandem.iota", [], index.type.with_shape(onehot_shape),
+                        {"axis": mlir.i64(rank - 1)})
+        last = cx.emit("tandem.reduce_max", [cx.emit(
+            "tandem.select", [hits, order, cx.scalar(-1, "i64")], order.type)],
+            index.type.with_shape(region + (size,)),
+            {"axes": mlir.i64_array([rank - 1]), "keepdims": "false"})
+        written = cx.emit("tandem.compare", [last, cx.scalar(0, "i64")],
+                          last.type.with_element("i1"),
+                          {"predicate": "#tandem.predicate<ge>"})
+        is_last = cx.emit("tandem.compare", [order, cx.reshape(
+            last, region + (1, size))], hits.type, {"predicate": "#tandem.predicate<eq>"})
+        values = total(cx.emit("tandem.select", [hits, is_last, cx.scalar(False, "i1")],
+                               hits.type))
+    # Beyond index's extent in the other axes: nothing written.
+    target = tuple(x.type.shape[d] for d in to_last)
+    pads = []
+    for have, want in zip(reversed(region + (size,)), reversed(target)):
+        pads += [0, want - have]
+    values = constant_pad(cx, values, pads, 0)
+    base = transpose(cx, cx.cast(x, out.element), to_last)
+    if accumulate:
+        result = cx.emit("tandem.add", [base, values], base.type)
+    else:
+        written = constant_pad(cx, written, pads, False)
+        result = cx.emit("tandem.select", [written, values, base], base.type)
+    if checked is not None:  # times one: -0 and NaN stay what they are
+        result = cx.emit("tandem.mul", [result, cx.cast(checked, out.element)],
+                         result.type)
+    return transpose(cx, result, back)
+
+
+def checked_in_range(cx, index, size):
+    """A rank-0 one that depends on a lookup of every index in a table of
+    `size` rows: the run stops, naming the op's line, at an index outside
+    [0, size) (as PyTorch's scatter raises), where the one-hot comparison
+    alone would write nothing. None for no index."""
+    count = math.prod(index.type.shape)
+    if count == 0:
+        return None
+    table = cx.fill(1.0, TensorType((size, 1), "f32"))
+    probe = cx.emit("tandem.embedding", [table, cx.reshape(index, (count,))],
+                    TensorType((count, 1), "f32"))
+    return cx.emit("tandem.reduce_max", [probe], TensorType((), "f32"),
+                   {"axes": mlir.i64_array([0, 1]), "keepdims": "false"})
+
+
+@lowers(aten.scatter.src, aten.scatter.value)
+def _scatter(cx, x, dim, index, src):
+    out = cx.result_type()
+    if not isinstance(src, Value):
+        src = cx.fill(src, index.type.with_element(out.element))
+    return scatter(cx, x, normalize_axis(dim, x.type.rank), index, src, False, out)
+
+
+@lowers(aten.scatter_add.default)
+def _scatter_add(cx, x, dim, index, src):
+    return scatter(cx, x, normalize_axis(dim, x.type.rank), index, src, True,
+                   cx.result_type())
+
+
+@lowers(aten.index_put.default)
+def _index_put(cx, x, indices, values, accumulate=False):
+    """x[i] = v (or += v) for one integer index tensor on one axis, as a
+    scatter along it; x[mask] = v with a boolean mask and one value, as a
+    select."""
+    out = cx.result_type()
+    present = [k for k, index in enumerate(indices) if index is not None]
+    if len(present) != 1:
+        raise cx.error("index_put with several index tensors is not supported")
+    axis, index = present[0], indices[present[0]]
+    if index.type.element == "i1":
+        if accumulate or math.prod(values.type.shape) != 1 or axis != 0:
+            raise cx.error("x[mask] = v is supported for one value, not "
+                           "accumulated")
+        mask = index
+        if mask.type.rank < x.type.rank:
+            mask = cx.emit("tandem.broadcast_to", [cx.reshape(
+                mask, mask.type.shape + (1,) * (x.type.rank - mask.type.rank))],
+                x.type.with_element("i1"))
+        value = cx.reshape(cx.cast(values, out.element), ())
+        return cx.emit("tandem.select", [mask, value, cx.cast(x, out.element)], out)
+    flat = cx.reshape(cx.cast(index, "i64"), (math.prod(index.type.shape),))
+    negative = cx.emit("tandem.compare", [flat, cx.scalar(0, "i64")],
+                       flat.type.with_element("i1"),
+                       {"predicate": "#tandem.predicate<lt>"})
+    flat = cx.emit("tandem.select", [negative, cx.emit(  # x[-1] is the last
+        "tandem.add", [flat, cx.scalar(x.type.shape[axis], "i64")], flat.type), flat],
+        flat.type)
+    shape = x.type.shape[:axis] + flat.type.shape + x.type.shape[axis + 1:]
+    spread = cx.reshape(flat, (1,) * axis + flat.type.shape +
+                        (1,) * (x.type.rank - axis - 1))
+    full_index = cx.emit("tandem.broadcast_to", [spread], spread.type.with_shape(shape))
+    rows = cx.cast(values, out.element)
+    if rows.type.shape != shape:
+        indexed_shape = x.type.shape[:axis] + index.type.shape + x.type.shape[axis + 1:]
+        if rows.type.shape != indexed_shape:
+            rows = cx.emit("tandem.broadcast_to", [cx.reshape(
+                rows, (1,) * (len(indexed_shape) - rows.type.rank) + rows.type.shape)],
+                rows.type.with_shape(indexed_shape))
+        rows = cx.reshape(rows, shape)
+    return scatter(cx, x, axis, full_index, rows, bool(accumulate), out)

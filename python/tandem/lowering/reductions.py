@@ -1,4 +1,5 @@
-"""Reductions: sum, mean, variance, min/max, any/all, the 2-norm, argmax, cumsum."""
+"""Reductions: sum, mean, variance, min/max, any/all, the 2-norm, argmax,
+cumsum, topk."""
 import math
 
 from .. import mlir
@@ -145,3 +146,78 @@ def _cumsum(cx, x, dim, dtype=None):
         return x
     return cx.emit("tandem.cumsum", [x], out,
                    {"axis": mlir.i64(normalize_axis(dim, x.type.rank))})
+
+
+MAX_TOPK = 64
+
+
+@lowers(aten.topk.default)
+def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
+    """k rounds, each taking the largest entry not yet taken (NaN counts as
+    the largest, ties go to the first index, as in PyTorch): its value is
+    the maximum of what is left, its index the first such entry not taken.
+    O(k·n) per row: meant for small k (mixture-of-experts routing, beam
+    search), refused above MAX_TOPK. The smallest are the largest of −x."""
+    values_type, indices_type = cx.result_type(0), cx.result_type(1)
+    k = int(k)
+    if k > MAX_TOPK:
+        raise cx.error(f"topk with k = {k}: Tandem takes k up to {MAX_TOPK} "
+                       "(k rounds of a maximum over the axis)")
+    axis = normalize_axis(dim, x.type.rank)
+    x = cx.cast(x, values_type.element)
+    if not largest:
+        if values_type.element not in ("f32", "f16", "bf16"):
+            raise cx.error("topk(largest=False) of integers is not supported")
+        x = cx.emit("tandem.neg", [x], x.type)
+    mask_type = x.type.with_element("i1")
+    kept_shape = list(x.type.shape)
+    kept_shape[axis] = 1
+    kept = x.type.with_shape(kept_shape)
+    positions = cx.emit("tandem.iota", [], x.type.with_element("i64"),
+                        {"axis": mlir.i64(axis)})
+    taken = None
+    values, indices = [], []
+
+    def test(predicate, a, b, type=mask_type):
+        return cx.emit("tandem.compare", [a, b], type,
+                       {"predicate": f"#tandem.predicate<{predicate}>"})
+
+    def both(a, b):
+        return cx.emit("tandem.select", [a, b, cx.scalar(False, "i1")], a.type)
+
+    lowest = cx.scalar(-math.inf if values_type.element != "i64" and
+                       values_type.element != "i32" else
+                       -(1 << (63 if values_type.element == "i64" else 31)),
+                       values_type.element)
+    for _ in range(k):
+        left = x if taken is None else cx.emit("tandem.select", [taken, lowest, x],
+                                               x.type)
+        best = cx.emit("tandem.reduce_max", [left], kept,
+                       {"axes": mlir.i64_array([axis]), "keepdims": "true"})
+        # The entries equal to the best (NaN where the best is NaN), not
+        # yet taken; the first of them is this round's.
+        matches = test("eq", left, best)
+        if values_type.element in ("f32", "f16", "bf16"):
+            nan_best = test("ne", best, best, kept.with_element("i1"))
+            matches = cx.emit("tandem.select", [nan_best, test("ne", left, left),
+                                                matches], mask_type)
+        if taken is not None:
+            matches = both(matches, test("eq", taken, cx.scalar(False, "i1")))
+        index = cx.emit("tandem.argmax", [cx.cast(matches, "i32")],
+                        kept.with_element("i64"),
+                        {"axis": mlir.i64(axis), "keepdims": "true"})
+        chosen = test("eq", positions, index)
+        taken = chosen if taken is None else cx.emit(
+            "tandem.select", [taken, cx.scalar(True, "i1"), chosen], mask_type)
+        values.append(best)
+        indices.append(index)
+
+    def joined(parts, type):
+        if len(parts) == 1:
+            return cx.cast(parts[0], type.element)
+        return cx.cast(cx.emit("tandem.concat", parts, type.with_element(
+            parts[0].type.element), {"axis": mlir.i64(axis)}), type.element)
+    result = joined(values, values_type)
+    if not largest:
+        result = cx.emit("tandem.neg", [result], values_type)
+    return [result, joined(indices, indices_type)]
