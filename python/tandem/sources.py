@@ -91,10 +91,35 @@ def location_of(node) -> mlir.Location:
     return mlir.Location(frame.file, frame.line, 0, name)
 
 
+def user_call(node) -> str:
+    """The PyTorch call an ATen op was decomposed from, as the user wrote it
+    (`F.pad`'s `pad()`, `x.sort()`'s `Tensor.sort()`), where its name is not
+    the op's own; else ''."""
+    meta = getattr(node, "meta", None) or {}
+    torch_fn = meta.get("torch_fn")
+    if not (isinstance(torch_fn, tuple) and len(torch_fn) == 2):
+        return ""
+    kind, _, function = str(torch_fn[1]).partition(".")
+    if function.startswith("__"):  # operators: only indexing says more
+        return {"__getitem__": "x[...]", "__setitem__": "x[...] = v"}.get(function, "")
+    op_name = str(getattr(node, "target", "")).split(".")
+    base = op_name[1].strip("_") if len(op_name) > 1 else ""
+    if not function or base.startswith(function):
+        return ""
+    return {"function": f"{function}()", "method": f"Tensor.{function}()",
+            "method_descriptor": f"Tensor.{function}()",
+            "builtin_function_or_method": f"torch.{function}()"}.get(
+        kind, f"{kind}.{function}()")
+
+
 def describe(node) -> str:
-    """`aten.op at file:line (source)` for messages."""
+    """`aten.op (from the PyTorch call f()) at file:line (source)` for
+    messages."""
     target = getattr(node, "target", node)
     name = str(target)
+    call = user_call(node) if node is not None else ""
+    if call:
+        name += f" (from the PyTorch call {call})"
     origin = onnx_origin(node) if node is not None else None
     if origin is not None:
         node_name, file, position, op_type = origin

@@ -216,6 +216,13 @@ def cases(x, img, ids, seq, vol):
          + x.index_put((ids[0],), y[:3], accumulate=True)
          + x.index_put((ids[1] - 8,), torch.tensor(2.0))
          + x.index_put((x[:, 0] > 0,), torch.tensor(-1.0))),
+        # Decompositions that arrive as advanced indexing and slice writes.
+        ("bicubic upsampling, reflect/replicate/circular padding",
+         F.interpolate(img, scale_factor=2, mode="bicubic")[:, :, :7, :7]
+         + F.interpolate(img, size=(7, 7), mode="bicubic", align_corners=True)
+         + F.pad(img, (1, 2, 2, 1), mode="reflect")[:, :, 2:9, 1:8]
+         + F.pad(img, (1, 2, 2, 1), mode="replicate")[:, :, :7, :7]
+         + F.pad(img, (1, 2, 0, 1), mode="circular")[:, :, 2:, :7]),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

@@ -38,6 +38,11 @@ class Untraceable(nn.Module):
         return torch.from_numpy(x.numpy() * 2)
 
 
+class Decomposed(nn.Module):
+    def forward(self, x):
+        return torch.sinc(x)
+
+
 class DilatedPool(nn.Module):
     def __init__(self):
         super().__init__()
@@ -64,6 +69,7 @@ cases = [
     ("unsupported op", Unsupported(), (x,)),
     ("untraceable module", Untraceable(), (x,)),
     ("dilated max pooling", DilatedPool(), (torch.randn(1, 3, 8, 8),)),
+    ("op of a decomposition", Decomposed(), (x,)),
     ("float64 parameter", Float64Weights(), (x,)),
     ("float64 input", nn.ReLU(), (x.double(),)),
     ("non-tensor example", nn.ReLU(), (3,)),

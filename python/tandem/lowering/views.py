@@ -40,6 +40,17 @@ for _overload in (aten.view.default, aten._unsafe_view.default,
     LOWERINGS[_overload] = reshape_to_result
 
 
+@lowers(aten.copy.default)
+def _copy(cx, x, src, non_blocking=False):
+    """The functional form of x.copy_(src): src in x's shape and type (how a
+    decomposition writes into a slice, e.g. circular padding)."""
+    out = cx.result_type()
+    src = cx.cast(src, out.element)
+    if src.type.shape == out.shape:
+        return src
+    return cx.emit("tandem.broadcast_to", [src], out)
+
+
 @lowers(aten.expand.default, aten.expand_as.default, aten.broadcast_to.default)
 def _expand(cx, x, *unused):
     out = cx.result_type()
