@@ -422,6 +422,28 @@ def grid_sample_both(c):
 
 
 @case()
+def top_k(c):
+    values, indices = c.op("TopK", ["m", c.const([2])], outputs=2, axis=1)
+    smallest = c.op("TopK", ["m", c.const([3])], outputs=2, axis=-1, largest=0)
+    return c.op("Concat", [values, c.op("Cast", [indices], to=TensorProto.FLOAT),
+                           smallest[0], c.op("Cast", [smallest[1]], to=TensorProto.FLOAT)],
+                axis=1)
+
+
+@case()
+def scatter_elements(c):
+    values, indices = c.op("TopK", ["m", c.const([2])], outputs=2, axis=1)
+    gates = c.op("ScatterElements", [c.op("Mul", ["m", c.const(0.0, np.float32)]),
+                                     indices, c.op("Softmax", [values], axis=1)], axis=1)
+    if c.opset < 16:  # reduction arrived at 16
+        return gates
+    added = c.op("ScatterElements", ["m", c.const([[0, 4, 4, 1, 2, 0]]),
+                                     c.const(np.ones((1, 6)), np.float32)],
+                 axis=0, reduction="add")
+    return c.op("Concat", [gates, added], axis=0)
+
+
+@case()
 def depth_and_space(c):
     moved = c.op("SpaceToDepth", [c.op("Slice", ["x", c.const([0, 0]),
                                                   c.const([6, 8]), c.const([2, 3])])],

@@ -572,6 +572,27 @@ def scatter_nd(node, data, indices, updates):
     return torch.index_put(data, index, combine(data[index], updates))
 
 
+@operator("ScatterElements")
+def scatter_elements(node, data, indices, updates):
+    axis = axis_of(node, node.attr("axis", 0), data.dim())
+    reduction = node.attr("reduction", "none")
+    if reduction == "none":
+        return torch.scatter(data, axis, indices, updates)
+    if reduction == "add":
+        return torch.scatter_add(data, axis, indices, updates)
+    raise OnnxError(node, f"ScatterElements with reduction '{reduction}' is not "
+                          "supported (none and add are)")
+
+
+@operator("TopK", static=(1,), outputs=2)
+def top_k(node, x, unused):
+    k = int(node.scalar(1))
+    axis = axis_of(node, node.attr("axis", -1), x.dim())
+    values, indices = torch.topk(x, k, axis, largest=bool(node.attr("largest", 1)),
+                                 sorted=True)
+    return values, indices
+
+
 @operator("GatherElements")
 def gather_elements(node, data, indices):
     return torch.gather(data, axis_of(node, node.attr("axis", 0), data.dim()),
