@@ -27,7 +27,7 @@ def seeded(function):
 def randomize_batch_norm(model):
     with torch.no_grad():
         for module in model.modules():
-            if isinstance(module, nn.BatchNorm2d):
+            if isinstance(module, nn.modules.batchnorm._BatchNorm):
                 module.running_mean.uniform_(-0.2, 0.2)
                 module.running_var.uniform_(0.5, 1.5)
                 module.weight.uniform_(0.5, 1.5)
@@ -371,14 +371,7 @@ def r3d_18():
     """torchvision's video ResNet: 3-D convolutions and batch norm over
     clips, 8 frames of 32 x 32."""
     import torchvision
-    model = torchvision.models.video.r3d_18(num_classes=10)
-    with torch.no_grad():
-        for module in model.modules():
-            if isinstance(module, nn.BatchNorm3d):
-                module.running_mean.uniform_(-0.2, 0.2)
-                module.running_var.uniform_(0.5, 1.5)
-                module.weight.uniform_(0.5, 1.5)
-                module.bias.uniform_(-0.2, 0.2)
+    model = randomize_batch_norm(torchvision.models.video.r3d_18(num_classes=10))
     return model, (torch.randn(1, 3, 8, 32, 32),)
 
 

@@ -368,6 +368,22 @@ bool runConcat(const KernelCall &call) {
   return true;
 }
 
+/// Element `position` of an i64 or i32 tensor on the device, read back for
+/// an error message (the stream has been waited for).
+bool integerToHost(const KernelCall &call, const TensorView &t, int64_t position,
+                   int64_t &value) {
+  if (t.dtype == DType::I64)
+    return toHost(&call.device, &value,
+                  static_cast<const int64_t *>(t.data) + position, sizeof(value),
+                  call.error);
+  int32_t narrow = 0;
+  if (!toHost(&call.device, &narrow, static_cast<const int32_t *>(t.data) + position,
+              sizeof(narrow), call.error))
+    return false;
+  value = narrow;
+  return true;
+}
+
 /// Embedding takes rows (axis 0) of operand 0, gather along its axis; an
 /// index out of range fails the op.
 bool runTake(const KernelCall &call) {
@@ -397,17 +413,8 @@ bool runTake(const KernelCall &call) {
     return true;
   // The first index out of range, named as the CPU names it.
   int64_t given = 0;
-  if (wide) {
-    if (!toHost(&call.device, &given, static_cast<const int64_t *>(ops[1].data) + first,
-                sizeof(given), call.error))
-      return false;
-  } else {
-    int32_t narrow = 0;
-    if (!toHost(&call.device, &narrow, static_cast<const int32_t *>(ops[1].data) + first,
-                sizeof(narrow), call.error))
-      return false;
-    given = narrow;
-  }
+  if (!integerToHost(call, ops[1], first, given))
+    return false;
   call.error = std::string(kind == img::kGather ? "gather" : "embedding") +
                ": index " + std::to_string(given) + " is out of range " +
                (kind == img::kGather ? "[-" + std::to_string(size) + ", "
@@ -450,19 +457,8 @@ bool runEmbeddingBag(const KernelCall &call) {
   const TensorView &where = isId ? ops[1] : ops[2];
   int64_t position = isId ? first : first - length;
   int64_t given = 0;
-  if (where.dtype == DType::I64) {
-    if (!toHost(&call.device, &given,
-                static_cast<const int64_t *>(where.data) + position,
-                sizeof(given), call.error))
-      return false;
-  } else {
-    int32_t narrow = 0;
-    if (!toHost(&call.device, &narrow,
-                static_cast<const int32_t *>(where.data) + position,
-                sizeof(narrow), call.error))
-      return false;
-    given = narrow;
-  }
+  if (!integerToHost(call, where, position, given))
+    return false;
   call.error = isId ? "embedding_bag: id " + std::to_string(given) +
                           " is out of range [0, " + std::to_string(rows) + ")"
                     : "embedding_bag: offset " + std::to_string(position) +
