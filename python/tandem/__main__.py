@@ -6,8 +6,9 @@ from the factory, give each input's shape with --shape (e.g. 1x3x224x224, or
 4x64:int64); their values do not matter, only shapes and dtypes do.
 
 MODEL may also be an ONNX file (`model.onnx`): its inputs' shapes and types
-come from the model; --shape (once per input, in order) gives the shapes
-where it leaves a dimension dynamic.
+come from the model; --shape gives the shapes where it leaves a dimension
+dynamic: once per input, in order, or by name for the inputs that need it
+(--shape tokens=4x64).
 
     export   writes PREFIX.mlir and PREFIX.safetensors
     compile  also runs tandem-compile: PREFIX is the executable (--emit=exe,
@@ -145,17 +146,31 @@ def model_and_inputs(options):
 
 
 def onnx_model_and_inputs(options):
+    """An ONNX model's module and example inputs; --shape gives shapes in
+    input order (every input) or by name (NAME=2x3, only those needed)."""
     from .onnx_import import load_onnx
+    specs = options.shape or []
+    named = [spec for spec in specs if "=" in spec.split(":")[0]]
+    if named and len(named) != len(specs):
+        raise TandemError("--shape: give every shape by name (NAME=2x3) or none")
+    given = {}
+    for k, spec in enumerate(specs):
+        name, _, text = spec.rpartition("=") if spec in named else ("", "", spec)
+        example = parse_shape(text)
+        given[name or k] = (text, example)
     shapes = None
-    if options.shape:
-        examples = [parse_shape(s) for s in options.shape]
-        shapes = [tuple(e.shape) for e in examples]
+    if named:
+        shapes = {name: tuple(e.shape) for name, (_, e) in given.items()}
+    elif given:
+        shapes = [tuple(given[k][1].shape) for k in range(len(given))]
     module, example_args = load_onnx(options.model, shapes)
-    for k, (text, given, arg) in enumerate(zip(options.shape or [], examples if
-                                               options.shape else [], example_args)):
-        if ":" in text and given.dtype != arg.dtype:
-            raise TandemError(f"--shape {text}: input {k} of {options.model} is "
-                              f"{arg.dtype}, not {given.dtype}")
+    inputs = module.graph.inputs
+    for key, (text, example) in given.items():
+        k = inputs.index(key) if named else key
+        if ":" in text and example.dtype != example_args[k].dtype:
+            raise TandemError(f"--shape {specs[list(given).index(key)]}: input "
+                              f"'{inputs[k]}' of {options.model} is "
+                              f"{example_args[k].dtype}, not {example.dtype}")
     return module, example_args
 
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <cstring>
 #include <iterator>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -333,6 +334,17 @@ template <typename T> TANDEM_HOST_DEVICE inline T floatToInteger(double v) {
 /// relu: max(v, 0) that keeps NaN (NumPy's maximum, PyTorch's relu).
 template <typename T> TANDEM_HOST_DEVICE inline T reluOf(T v) {
   return v > T(0) || v != v ? v : T(0);
+}
+
+/// The message for an embedding_bag offset out of order, as both backends
+/// word it.
+inline std::string bagOffsetError(int64_t position, int64_t value,
+                                  int64_t previous, int64_t length) {
+  return "embedding_bag: offset " + std::to_string(position) + " is " +
+         std::to_string(value) +
+         (position ? " after " + std::to_string(previous) : std::string()) +
+         "; offsets must start at 0, never decrease and stay within the " +
+         std::to_string(length) + " ids";
 }
 
 } // namespace tandem::rt

@@ -223,6 +223,17 @@ def cases(x, img, ids, seq, vol):
          + F.pad(img, (1, 2, 2, 1), mode="reflect")[:, :, 2:9, 1:8]
          + F.pad(img, (1, 2, 2, 1), mode="replicate")[:, :, :7, :7]
          + F.pad(img, (1, 2, 0, 1), mode="circular")[:, :, 2:, :7]),
+        # The smallest with NaN (last) and ±inf; no entries; argmin; isnan;
+        # torch.gather along either axis.
+        ("topk smallest with NaN, k = 0, argmin, isnan, gather",
+         torch.cat([x.masked_fill(torch.arange(8) == 2, float("nan")).masked_fill(
+             torch.arange(8) == 5, float("inf")).masked_fill(
+             torch.arange(8) == 6, -float("inf")).topk(8, dim=1, largest=False)[1].float(),
+                    x.topk(0, dim=1)[0], x.argmin(1, keepdim=True).float(),
+                    ids.argmin(1).float().repeat(4).reshape(8, 1),
+                    x.masked_fill(x > 1, float("nan")).isnan().float(),
+                    x.gather(1, (ids.repeat(4, 1) * 3) % 8), x.gather(0, ids.repeat(1, 2)[:, :5]).repeat(4, 1)],
+                   1)),
         ("float division rounded toward zero",
          torch.div(x * 4, 1.5, rounding_mode="trunc") + torch.div(x, y, rounding_mode="trunc")),
     ]

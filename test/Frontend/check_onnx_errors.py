@@ -114,6 +114,19 @@ computed = model([helper.make_node("Cast", ["n"], ["s"], to=TensorProto.INT64),
 refused("shape computed at run time",
         lambda: tandem.load_onnx(save("computed.onnx", computed)))
 
+# An output declared other than it computes: refused, never a silently
+# different result.
+declared = model([helper.make_node("Relu", ["x"], ["y"], name="act")],
+                 [tensor("x", [2, 3])], [tensor("y", [2, 4])])
+refused("declared output", lambda: tandem.load_onnx(save("declared.onnx", declared)))
+
+# A Range over a value computed at run time.
+ranged = model([helper.make_node("ReduceMax", ["x"], ["n"], keepdims=0),
+                helper.make_node("Range", ["z", "n", "one"], ["y"], name="count")],
+               [tensor("x", [3]), tensor("z", []), tensor("one", [])],
+               [tensor("y", [3])])
+refused("range at run time", lambda: tandem.load_onnx(save("range.onnx", ranged)))
+
 # An initializer whose external data file is missing.
 weight = numpy_helper.from_array(np.ones((2, 3), np.float32), "w")
 external = model([helper.make_node("Add", ["x", "w"], ["y"], name="bias")],
@@ -140,7 +153,9 @@ print(f"lowering refused wrote nothing: "
 environment = dict(os.environ)
 for case, arguments in (("cli dynamic", [dynamic_path]),
                         ("cli truncated", [truncated]),
-                        ("cli dtype", [dynamic_path, "--shape", "4x3:int64"])):
+                        ("cli dtype", [dynamic_path, "--shape", "4x3:int64"]),
+                        ("cli mixed shapes", [dynamic_path, "--shape", "x=4x3",
+                                              "--shape", "2x2"])):
     done = subprocess.run([sys.executable, "-m", "tandem", "export", *arguments,
                            "-o", os.path.join(workdir, "cli")],
                           capture_output=True, text=True, env=environment)
@@ -149,9 +164,10 @@ for case, arguments in (("cli dynamic", [dynamic_path]),
     failed |= not ok
     print(f"{case}: exit {done.returncode}: {lines[-1] if lines else ''}"
           f"{'' if ok else ' FAILED'}")
-done = subprocess.run([sys.executable, "-m", "tandem", "export", dynamic_path,
-                       "--shape", "4x3", "-o", os.path.join(workdir, "cli")],
-                      capture_output=True, text=True, env=environment)
-print(f"cli shape given: exit {done.returncode}: {done.stdout.strip()}")
-failed |= done.returncode != 0
+for case, shape in (("cli shape given", "4x3"), ("cli shape by name", "x=4x3")):
+    done = subprocess.run([sys.executable, "-m", "tandem", "export", dynamic_path,
+                           "--shape", shape, "-o", os.path.join(workdir, "cli")],
+                          capture_output=True, text=True, env=environment)
+    print(f"{case}: exit {done.returncode}: {done.stdout.strip()}")
+    failed |= done.returncode != 0
 sys.exit(1 if failed else 0)

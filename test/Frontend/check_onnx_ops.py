@@ -298,6 +298,43 @@ def flatten_axis_three(c):
 
 
 @case()
+def flatten_negative_axis(c):
+    return c.op("Add", [c.op("Flatten", ["x"], axis=-1),
+                        c.op("Reshape", [c.op("Flatten", ["x"], axis=-3),
+                                         c.const([56, 9])])])
+
+
+@case()
+def integer_reductions_keep_their_type(c):
+    small = c.op("Cast", ["k"], to=TensorProto.INT32)
+    total = c.op("ReduceSum", [small, c.const([1])], keepdims=1)
+    running = c.op("CumSum", [small, c.const(1)])
+    if c.opset >= 18:
+        mean = c.op("ReduceMean", [small, c.const([1])], keepdims=1)
+    else:
+        mean = c.op("ReduceMean", [small], axes=[1], keepdims=1)
+    return c.op("Concat", [total, running, mean], axis=1)
+
+
+@case()
+def signed_zero_initializer(c):
+    zeros = c.const([0.0, -0.0, 0.0, -0.0, 0.0, 0.0], np.float32)
+    return c.op("Less", [c.op("Div", ["m", zeros]), c.const(0.0, np.float32)])
+
+
+@case(18, 21)
+def pad_edge_and_reflect_two_axes(c):
+    return c.op("Add", [c.op("Pad", ["m", c.const([1, 2, 2, 1])], mode="edge"),
+                        c.op("Pad", ["m", c.const([1, 2, 2, 1])], mode="reflect")])
+
+
+@case()
+def scatter_elements_negative_indices(c):
+    return c.op("ScatterElements", ["m", c.const([[-1, 0, -6], [2, -2, 1]]),
+                                    c.const(np.ones((2, 3)) * 7, np.float32)], axis=1)
+
+
+@case()
 def squeeze_unsqueeze(c):
     inputs, attributes = axes(c, [0, 3], 13)
     grown = c.op("Unsqueeze", ["m"] + inputs, **attributes)

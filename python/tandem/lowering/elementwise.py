@@ -68,10 +68,16 @@ for _overloads, _name in [
         ((aten.mul.Tensor, aten.mul.Scalar), "tandem.mul"),
         ((aten.div.Tensor, aten.div.Scalar), "tandem.div"),
         ((aten.maximum.default,), "tandem.maximum"),
-        ((aten.minimum.default,), "tandem.minimum"),
-        ((aten.pow.Tensor_Tensor,), "tandem.pow")]:
+        ((aten.minimum.default,), "tandem.minimum")]:
     for _overload in _overloads:
         LOWERINGS[_overload] = elementwise(_name)
+
+
+@lowers(aten.pow.Tensor_Tensor)
+def _pow(cx, x, y):
+    if not cx.result_type().is_float:
+        raise cx.error("pow of integers is not in the tandem dialect (floats are)")
+    return binary(cx, "tandem.pow", x, y)
 
 
 @lowers(aten.div.Tensor_mode, aten.div.Scalar_mode)
@@ -134,6 +140,9 @@ def _pow_scalar(cx, x, exponent):
         return cx.emit("tandem.mul", [x, x], out)
     if exponent == 0.5 and out.is_float:
         return cx.emit("tandem.sqrt", [x], out)
+    if not out.is_float:
+        raise cx.error("pow of integers is not in the tandem dialect (floats are, "
+                       "and x ** 2)")
     return binary(cx, "tandem.pow", x, exponent)
 
 

@@ -192,6 +192,35 @@ def checked_in_range(cx, index, size):
                    {"axes": mlir.i64_array([0, 1]), "keepdims": "false"})
 
 
+@lowers(aten.gather.default)
+def _gather(cx, x, dim, index, sparse_grad=False):
+    """torch.gather: out[..., j, ...] = x[..., index[..., j, ...], ...] along
+    `dim`: one take from x flattened, at each element's own linear index.
+    An index outside [0, n) stops the run, as PyTorch raises."""
+    out = cx.result_type()
+    axis = normalize_axis(dim, x.type.rank)
+    shape = index.type.shape
+    index = cx.cast(index, "i64")
+    index_type = index.type
+    strides = [math.prod(x.type.shape[d + 1:]) for d in range(x.type.rank)]
+    linear = None
+    for d in range(x.type.rank):
+        coordinate = index if d == axis else cx.emit(
+            "tandem.iota", [], index_type, {"axis": mlir.i64(d)})
+        term = cx.emit("tandem.mul", [coordinate, cx.scalar(strides[d], "i64")],
+                       index_type) if strides[d] != 1 else coordinate
+        linear = term if linear is None else cx.emit("tandem.add", [linear, term],
+                                                     index_type)
+    flat = cx.reshape(x, (math.prod(x.type.shape),))
+    picked = cx.emit("tandem.gather", [flat, cx.reshape(linear, (math.prod(shape),))],
+                     out.with_shape((math.prod(shape),)), {"axis": mlir.i64(0)})
+    result = cx.reshape(picked, shape)
+    checked = checked_in_range(cx, index, x.type.shape[axis])
+    if checked is not None:  # times one: -0 and NaN stay what they are
+        result = cx.emit("tandem.mul", [result, cx.cast(checked, out.element)], out)
+    return result
+
+
 @lowers(aten.scatter.src, aten.scatter.value)
 def _scatter(cx, x, dim, index, src):
     out = cx.result_type()

@@ -66,3 +66,10 @@ def _logical_or(cx, x, y):
         raise cx.error("bitwise_or of integers is not in the tandem dialect")
     return cx.emit("tandem.select", [as_bool(cx, x), cx.scalar(True, "i1"),
                                      as_bool(cx, y)], out)
+
+
+@lowers(aten.isnan.default)
+def _isnan(cx, x):
+    """x != x: true only for NaN (false for every integer)."""
+    return cx.emit("tandem.compare", [x, x], cx.result_type(),
+                   {"predicate": "#tandem.predicate<ne>"})

@@ -127,6 +127,20 @@ def _argmax(cx, x, dim=None, keepdim=False):
         "keepdims": mlir.boolean(keepdim)})
 
 
+@lowers(aten.argmin.default)
+def _argmin(cx, x, dim=None, keepdim=False):
+    """The argmax of a reversed order: -x for floats (NaN stays NaN, the
+    extreme either way, as in PyTorch), -1 - x for integers (never
+    overflows)."""
+    if x.type.element in ("f32", "f16", "bf16"):
+        flipped = cx.emit("tandem.neg", [x], x.type)
+    elif x.type.element in ("i64", "i32"):
+        flipped = cx.emit("tandem.sub", [cx.scalar(-1, x.type.element), x], x.type)
+    else:
+        raise cx.error("argmin of booleans is not supported")
+    return _argmax(cx, flipped, dim, keepdim)
+
+
 @lowers(aten.max.dim)
 def _max_dim(cx, x, dim, keepdim=False):
     axis = normalize_axis(dim, x.type.rank)
@@ -153,30 +167,27 @@ MAX_TOPK = 64
 
 @lowers(aten.topk.default)
 def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
-    """k rounds, each taking the largest entry not yet taken (NaN counts as
-    the largest, ties go to the first index, as in PyTorch): its value is
-    the maximum of what is left, its index the first such entry not taken.
-    O(k·n) per row: meant for small k (mixture-of-experts routing, beam
-    search), refused above MAX_TOPK. The smallest are the largest of −x."""
+    """k rounds, each taking the largest entry not yet taken (ties go to the
+    first index, where PyTorch leaves their order open): its value is the
+    maximum of what is left, its index the first such entry not taken. NaN
+    is the largest entry, also for the smallest k (taken as the largest of
+    −x, NaN last). O(k·n) per row: meant for small k (mixture-of-experts
+    routing, beam search), refused above MAX_TOPK."""
     values_type, indices_type = cx.result_type(0), cx.result_type(1)
     k = int(k)
     if k > MAX_TOPK:
         raise cx.error(f"topk with k = {k}: Tandem takes k up to {MAX_TOPK} "
                        "(k rounds of a maximum over the axis)")
+    if k == 0:
+        return [cx.fill(0, values_type), cx.fill(0, indices_type)]
     axis = normalize_axis(dim, x.type.rank)
-    x = cx.cast(x, values_type.element)
-    if not largest:
-        if values_type.element not in ("f32", "f16", "bf16"):
-            raise cx.error("topk(largest=False) of integers is not supported")
-        x = cx.emit("tandem.neg", [x], x.type)
+    element = values_type.element
+    is_float = element in ("f32", "f16", "bf16")
+    x = cx.cast(x, element)
     mask_type = x.type.with_element("i1")
     kept_shape = list(x.type.shape)
     kept_shape[axis] = 1
     kept = x.type.with_shape(kept_shape)
-    positions = cx.emit("tandem.iota", [], x.type.with_element("i64"),
-                        {"axis": mlir.i64(axis)})
-    taken = None
-    values, indices = [], []
 
     def test(predicate, a, b, type=mask_type):
         return cx.emit("tandem.compare", [a, b], type,
@@ -185,24 +196,49 @@ def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
     def both(a, b):
         return cx.emit("tandem.select", [a, b, cx.scalar(False, "i1")], a.type)
 
-    lowest = cx.scalar(-math.inf if values_type.element != "i64" and
-                       values_type.element != "i32" else
-                       -(1 << (63 if values_type.element == "i64" else 31)),
-                       values_type.element)
+    def reduce_max(value, type):
+        return cx.emit("tandem.reduce_max", [value], type,
+                       {"axes": mlir.i64_array([axis]), "keepdims": "true"})
+
+    nan = test("ne", x, x) if is_float else None
+    if not largest:
+        if not is_float:
+            raise cx.error("topk(largest=False) of integers is not supported")
+        x = cx.emit("tandem.neg", [x], x.type)
+    lowest = cx.scalar(-math.inf if is_float else
+                       -(1 << (63 if element == "i64" else 31)), element)
+    if nan is not None and not largest:  # NaN last: ranked apart, below all
+        x = cx.emit("tandem.select", [nan, lowest, x], x.type)
+    positions = cx.emit("tandem.iota", [], x.type.with_element("i64"),
+                        {"axis": mlir.i64(axis)})
+    taken = None
+    values, indices = [], []
     for _ in range(k):
+        free = test("eq", taken, cx.scalar(False, "i1")) if taken is not None else None
         left = x if taken is None else cx.emit("tandem.select", [taken, lowest, x],
                                                x.type)
-        best = cx.emit("tandem.reduce_max", [left], kept,
-                       {"axes": mlir.i64_array([axis]), "keepdims": "true"})
-        # The entries equal to the best (NaN where the best is NaN), not
-        # yet taken; the first of them is this round's.
+        best = reduce_max(left, kept)
+        # The free entries equal to the best (NaN where the best is NaN);
+        # the first of them is this round's.
         matches = test("eq", left, best)
-        if values_type.element in ("f32", "f16", "bf16"):
+        if is_float and largest:
             nan_best = test("ne", best, best, kept.with_element("i1"))
             matches = cx.emit("tandem.select", [nan_best, test("ne", left, left),
                                                 matches], mask_type)
-        if taken is not None:
-            matches = both(matches, test("eq", taken, cx.scalar(False, "i1")))
+        if is_float and not largest:  # a NaN only once no number is left
+            number = both(matches, test("eq", nan, cx.scalar(False, "i1")))
+            if free is not None:
+                number = both(number, free)
+            any_number = test("gt", reduce_max(cx.cast(number, "i32"),
+                                               kept.with_element("i32")),
+                              cx.scalar(0, "i32"), kept.with_element("i1"))
+            nan_left = nan if free is None else both(nan, free)
+            matches = cx.emit("tandem.select", [any_number, number, nan_left],
+                              mask_type)
+            best = cx.emit("tandem.select", [any_number, best,
+                                             cx.scalar(math.nan, element)], kept)
+        elif free is not None:
+            matches = both(matches, free)
         index = cx.emit("tandem.argmax", [cx.cast(matches, "i32")],
                         kept.with_element("i64"),
                         {"axis": mlir.i64(axis), "keepdims": "true"})

@@ -41,7 +41,9 @@ def _grid_sampler_2d(cx, x, grid, interpolation, padding, align_corners):
     """x [N, C, H, W], grid [N, Ho, Wo, 2] of (x, y) in [-1, 1] →
     [N, C, Ho, Wo]: each output the input at that position, bilinear (the
     four neighbours) or nearest (half to even), outside the image zeros or
-    the border's value."""
+    the border's value. A NaN position gives NaN with border padding (what
+    PyTorch gives there depends on which of its kernels runs) and zeros
+    with zeros padding, as PyTorch does."""
     out = cx.result_type()
     if interpolation not in (BILINEAR, NEAREST):
         raise cx.error("bicubic grid sampling is not supported (bilinear and "

@@ -50,8 +50,10 @@ class OnnxModule(torch.nn.Module):
 
     def _constant(self, name, value, taken):
         flat = value.reshape(-1)
-        if flat.numel() and bool((flat == flat[0]).all()) and not (
-                value.dtype.is_floating_point and bool(torch.isnan(flat[0]))):
+        same = flat.numel() and bool((flat == flat[0]).all())
+        if same and value.dtype.is_floating_point:  # -0.0 == 0.0, NaN != NaN
+            same = bool((torch.signbit(flat) == torch.signbit(flat[0])).all())
+        if same:
             return ("fill", tuple(value.shape), flat[0].item(), value.dtype)
         buffer = buffer_name(name, taken)
         taken.add(buffer)

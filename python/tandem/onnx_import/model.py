@@ -136,7 +136,11 @@ def check(model, source: str):
         first = (str(error).strip().splitlines() or [""])[0]
         # An operator version the onnx package has since deprecated (as
         # GroupNormalization-18) is still well defined: imported as written.
-        if "is deprecated in domain_version" not in first:
+        # So is a graph input or output without a shape: ONNX Runtime runs
+        # it, and the shape comes from the shapes given.
+        tolerated = ("is deprecated in domain_version",
+                     "Field 'shape' of 'type' is required but missing")
+        if not any(t in first for t in tolerated):
             raise ExportError(f"{source} is not a valid ONNX model: {first}") \
                 from None
 
@@ -198,7 +202,7 @@ def graph_input_shapes(model, shapes, source) -> List[torch.Tensor]:
             raise ExportError(f"input '{info.name}' is {dtype}; Tandem models take "
                               "float32, float16, bfloat16, int64, int32 or bool")
         model_dims = None
-        if tensor_type.HasField("shape"):
+        if tensor_type.HasField("shape"):  # a dim_value (0 included) is static
             model_dims = [d.dim_value if d.HasField("dim_value") else
                           (d.dim_param or None) for d in tensor_type.shape.dim]
         shape = given.get(info.name)
@@ -207,7 +211,7 @@ def graph_input_shapes(model, shapes, source) -> List[torch.Tensor]:
                 raise ExportError(f"input '{info.name}' has no shape in the model: "
                                   "give it (--shape, or shapes=)")
             for axis, dim in enumerate(model_dims):
-                if not isinstance(dim, int) or dim <= 0:
+                if not isinstance(dim, int) or dim < 0:
                     name = f" '{dim}'" if isinstance(dim, str) else ""
                     raise ExportError(
                         f"input '{info.name}' has a dynamic dimension{name} (axis "
@@ -217,8 +221,7 @@ def graph_input_shapes(model, shapes, source) -> List[torch.Tensor]:
             shape = model_dims
         elif model_dims is not None:
             agree = len(model_dims) == len(shape) and all(
-                not isinstance(m, int) or m <= 0 or m == s
-                for m, s in zip(model_dims, shape))
+                not isinstance(m, int) or m == s for m, s in zip(model_dims, shape))
             if not agree:
                 raise ExportError(f"input '{info.name}' is {describe_dims(model_dims)}"
                                   f" in the model; the shape given, "
@@ -253,9 +256,12 @@ def normalize_shapes(shapes, inputs) -> Dict[str, Sequence[int]]:
     for name, shape in items:
         try:
             dims = tuple(int(d) for d in shape)
+            exact = all(int(d) == d for d in shape)
         except (TypeError, ValueError):
+            dims, exact = None, False
+        if not exact:
             raise ExportError(f"the shape of input '{name}' must be a sequence of "
-                              f"ints, got {shape!r}") from None
+                              f"whole numbers, got {shape!r}")
         if any(d <= 0 for d in dims):
             raise ExportError(f"the shape of input '{name}' must have positive "
                               f"dimensions, got {describe_dims(dims)}")
@@ -291,7 +297,35 @@ def build_graph(model, shapes, source: str) -> Graph:
         if name not in graph.values:
             raise ExportError(f"{source}: the graph output '{name}' is made by "
                               "no node")
+    check_declared_outputs(model, graph, source)
     return graph
+
+
+def check_declared_outputs(model, graph, source):
+    """Each graph output's shape and type as the model declares them (where
+    it does) against what the import computed: a disagreement is an error,
+    never a silently different result."""
+    for info in model.graph.output:
+        tensor_type = info.type.tensor_type if info.type.HasField("tensor_type") \
+            else None
+        meta = graph.values[info.name].meta
+        if tensor_type is None:
+            continue
+        if tensor_type.elem_type and tensor_type.elem_type in ONNX_DTYPES and \
+                ONNX_DTYPES[tensor_type.elem_type] != meta.dtype:
+            raise ExportError(f"{source}: output '{info.name}' is declared "
+                              f"{ONNX_DTYPES[tensor_type.elem_type]}, Tandem computes "
+                              f"{meta.dtype}")
+        if not tensor_type.HasField("shape"):
+            continue
+        declared = [d.dim_value if d.HasField("dim_value") else None
+                    for d in tensor_type.shape.dim]
+        computed = list(meta.shape)
+        if len(declared) != len(computed) or any(
+                d is not None and d != c for d, c in zip(declared, computed)):
+            raise ExportError(f"{source}: output '{info.name}' is declared "
+                              f"{describe_dims(declared)}, Tandem computes "
+                              f"{describe_dims(computed)}")
 
 
 def run_at_import(graph: Graph, node: Node):

@@ -105,6 +105,11 @@ class Node:
     def bind_static(self, values: Dict[int, torch.Tensor]):
         self._static = {k: (tuple(v.shape), v.reshape(-1).tolist())
                         for k, v in values.items()}
+        self._static_dtypes = {k: v.dtype for k, v in values.items()}
+
+    def static_dtype(self, k: int):
+        self.static_input(k)  # known at import, or the error saying so
+        return self._static_dtypes[k]
 
     def has_input(self, k: int) -> bool:
         return k < len(self.inputs) and bool(self.inputs[k])

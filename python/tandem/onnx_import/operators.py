@@ -18,6 +18,11 @@ from .node import OnnxError, operator
 INT_BOUND = 1 << 62  # ends beyond this (INT64_MAX and kin) mean "to the end"
 
 
+def onnx_dtype_of_static(node, k):
+    """The dtype of static input k (Range's result has its inputs' type)."""
+    return node.static_dtype(k)
+
+
 def onnx_dtype(node, code):
     from .model import dtype_of
     return dtype_of(int(code), f"{node.describe()}: the type")
@@ -409,9 +414,10 @@ def constant_of_shape(node, unused):
     return torch.full(shape, value.reshape(-1)[0].item(), dtype=value.dtype)
 
 
-@operator("Range")
-def range_(node, start, limit, delta):
-    return torch.arange(start.item(), limit.item(), delta.item(), dtype=start.dtype)
+@operator("Range", static=(0, 1, 2))
+def range_(node, *unused):
+    dtype = onnx_dtype_of_static(node, 0)
+    return torch.arange(node.scalar(0), node.scalar(1), node.scalar(2), dtype=dtype)
 
 
 @operator("Reshape", static=(1,))
@@ -425,7 +431,10 @@ def reshape(node, x, unused):
 
 @operator("Flatten")
 def flatten(node, x):
-    axis = axis_of(node, node.attr("axis", 1), x.dim() + 1)
+    axis = int(node.attr("axis", 1))  # in [-rank, rank]
+    if not -x.dim() <= axis <= x.dim():
+        raise OnnxError(node, f"axis {axis} is out of range for rank {x.dim()}")
+    axis = axis + x.dim() if axis < 0 else axis
     return x.reshape(math.prod(x.shape[:axis]), math.prod(x.shape[axis:]))
 
 
@@ -575,6 +584,8 @@ def scatter_nd(node, data, indices, updates):
 @operator("ScatterElements")
 def scatter_elements(node, data, indices, updates):
     axis = axis_of(node, node.attr("axis", 0), data.dim())
+    size = data.shape[axis]
+    indices = torch.where(indices < 0, indices + size, indices)  # ONNX allows them
     reduction = node.attr("reduction", "none")
     if reduction == "none":
         return torch.scatter(data, axis, indices, updates)
@@ -630,7 +641,16 @@ def pad(node, x, *unused):
         return x
     if mode == "constant":
         return F.pad(x, order, value=value)
-    return F.pad(x, order, mode=modes[mode])
+    # PyTorch pads the last one to three axes of a tensor with one or two
+    # axes before them: view the others as one.
+    padded = len(order) // 2
+    if padded > 3:
+        raise OnnxError(node, f"{mode} padding of {padded} axes is not supported "
+                              "(up to 3)")
+    leading = x.shape[:x.dim() - padded]
+    view = x.reshape((1, math.prod(leading)) + tuple(x.shape[x.dim() - padded:]))
+    result = F.pad(view, order, mode=modes[mode])
+    return result.reshape(tuple(leading) + tuple(result.shape[2:]))
 
 
 @operator("Resize", static=(1, 2, 3))
@@ -644,6 +664,13 @@ def resize(node, x, *unused):
     axes = node.ints_attr("axes")
     if axes is not None:
         raise OnnxError(node, "Resize with axes is not supported")
+    if node.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        raise OnnxError(node, "Resize with keep_aspect_ratio_policy "
+                              f"'{node.attr('keep_aspect_ratio_policy')}' is not supported "
+                              "(stretch is)")
+    if node.attr("exclude_outside", 0) or node.attr("cubic_coeff_a", -0.75) != -0.75:
+        raise OnnxError(node, "cubic Resize with exclude_outside or a cubic_coeff_a "
+                              "other than -0.75 (PyTorch's) is not supported")
     if sizes is None and not scales:
         raise OnnxError(node, "Resize needs scales or sizes")
     spatial = x.dim() - 2
@@ -670,6 +697,9 @@ def resize(node, x, *unused):
                               "supported (asymmetric + floor, as PyTorch's "
                               "'nearest', is)")
     if mode in ("linear", "cubic"):
+        if transform == "pytorch_half_pixel" and sizes is not None and 1 in sizes[2:]:
+            raise OnnxError(node, "pytorch_half_pixel resizing to a size of 1 (which "
+                                  "samples coordinate 0) is not supported")
         align = {"align_corners": True, "half_pixel": False,
                  "pytorch_half_pixel": False}.get(transform)
         if align is None:
@@ -744,8 +774,12 @@ def reduce(node, x, unused=None):
         result = x
         for axis in reversed(axes):
             result = torch.prod(result, axis, keepdim=keep)
-        return result
-    return REDUCTIONS[node.op_type](x, axes, keep)
+        return result.to(x.dtype)
+    if node.op_type == "ReduceMean" and not x.dtype.is_floating_point:
+        count = math.prod(x.shape[a] for a in axes)
+        return torch.div(torch.sum(x, axes, keep), count,
+                         rounding_mode="trunc").to(x.dtype)
+    return REDUCTIONS[node.op_type](x, axes, keep).to(x.dtype)  # ONNX keeps it
 
 
 @operator("ArgMax", "ArgMin")
@@ -762,7 +796,7 @@ def arg_extreme(node, x):
 def cumsum(node, x, unused):
     axis = axis_of(node, node.scalar(1), x.dim())
     y = x.flip(axis) if node.attr("reverse", 0) else x
-    total = torch.cumsum(y, axis)
+    total = torch.cumsum(y, axis).to(x.dtype)  # ONNX keeps the type
     if node.attr("exclusive", 0):
         shifted = [slice(None)] * x.dim()
         shifted[axis] = slice(0, x.shape[axis] - 1)

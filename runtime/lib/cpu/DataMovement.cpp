@@ -279,9 +279,7 @@ bool bagBounds(const TensorView &offsets, int64_t length, int64_t bags,
     int64_t previous = b ? bounds[b - 1] : 0;
     if ((b == 0 && bags && bounds[0] != 0) || bounds[b] < previous ||
         bounds[b] > length) {
-      error = "embedding_bag: offset " + std::to_string(b) + " is " +
-              std::to_string(bounds[b]) + "; offsets start at 0 and rise to at "
-              "most the " + std::to_string(length) + " ids";
+      error = bagOffsetError(b, bounds[b], previous, length);
       return false;
     }
   }

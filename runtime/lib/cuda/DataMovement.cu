@@ -459,12 +459,15 @@ bool runEmbeddingBag(const KernelCall &call) {
   int64_t given = 0;
   if (!integerToHost(call, where, position, given))
     return false;
-  call.error = isId ? "embedding_bag: id " + std::to_string(given) +
-                          " is out of range [0, " + std::to_string(rows) + ")"
-                    : "embedding_bag: offset " + std::to_string(position) +
-                          " is " + std::to_string(given) +
-                          "; offsets start at 0 and rise to at most the " +
-                          std::to_string(length) + " ids";
+  if (isId) {
+    call.error = "embedding_bag: id " + std::to_string(given) +
+                 " is out of range [0, " + std::to_string(rows) + ")";
+    return false;
+  }
+  int64_t previous = 0;
+  if (position > 0 && !integerToHost(call, where, position - 1, previous))
+    return false;
+  call.error = bagOffsetError(position, given, previous, length);
   return false;
 }
 
