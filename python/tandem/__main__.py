@@ -153,24 +153,23 @@ def onnx_model_and_inputs(options):
     named = [spec for spec in specs if "=" in spec.split(":")[0]]
     if named and len(named) != len(specs):
         raise TandemError("--shape: give every shape by name (NAME=2x3) or none")
-    given = {}
+    # (spec, input name or position, example of its shape and dtype)
+    given = []
     for k, spec in enumerate(specs):
-        name, _, text = spec.rpartition("=") if spec in named else ("", "", spec)
-        example = parse_shape(text)
-        given[name or k] = (text, example)
+        name, _, text = spec.rpartition("=") if named else ("", "", spec)
+        given.append((spec, name if named else k, parse_shape(text)))
     shapes = None
-    if named:
-        shapes = {name: tuple(e.shape) for name, (_, e) in given.items()}
-    elif given:
-        shapes = [tuple(given[k][1].shape) for k in range(len(given))]
+    if given:
+        shapes = ({key: tuple(e.shape) for _, key, e in given} if named else
+                  [tuple(e.shape) for _, _, e in given])
     module, example_args = load_onnx(options.model, shapes)
     inputs = module.graph.inputs
-    for key, (text, example) in given.items():
+    for spec, key, example in given:
         k = inputs.index(key) if named else key
-        if ":" in text and example.dtype != example_args[k].dtype:
-            raise TandemError(f"--shape {specs[list(given).index(key)]}: input "
-                              f"'{inputs[k]}' of {options.model} is "
-                              f"{example_args[k].dtype}, not {example.dtype}")
+        if ":" in spec and example.dtype != example_args[k].dtype:
+            raise TandemError(f"--shape {spec}: input '{inputs[k]}' of "
+                              f"{options.model} is {example_args[k].dtype}, not "
+                              f"{example.dtype}")
     return module, example_args
 
 

@@ -336,6 +336,18 @@ template <typename T> TANDEM_HOST_DEVICE inline T reluOf(T v) {
   return v > T(0) || v != v ? v : T(0);
 }
 
+/// embedding_bag's max: the larger value, or the first NaN met.
+TANDEM_HOST_DEVICE inline float bagMax(float best, float v) {
+  return (v > best || v != v) && best == best ? v : best;
+}
+
+/// An embedding_bag result from its bag's sum or maximum and the rows it
+/// took: zeros for an empty bag, the sum over the count for mean (mode 1).
+TANDEM_HOST_DEVICE inline float bagResult(float acc, int64_t taken,
+                                          int64_t mode) {
+  return taken == 0 ? 0.0f : mode == 1 ? acc / float(taken) : acc;
+}
+
 /// The message for an embedding_bag offset out of order, as both backends
 /// word it.
 inline std::string bagOffsetError(int64_t position, int64_t value,

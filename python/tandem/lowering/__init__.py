@@ -112,6 +112,16 @@ class Context:
             return self.scalar(x, element)
         raise self.error(f"unexpected operand {x!r}")
 
+    def compare(self, predicate, a: Value, b: Value) -> Value:
+        """The i1 mask `a <predicate> b` (eq ne lt le gt ge), broadcast."""
+        shape = tuple(torch.broadcast_shapes(a.type.shape, b.type.shape))
+        return self.emit("tandem.compare", [a, b], TensorType(shape, "i1"),
+                         {"predicate": f"#tandem.predicate<{predicate}>"})
+
+    def logical_and(self, a: Value, b: Value) -> Value:
+        """a ∧ b for two masks of a's shape."""
+        return self.emit("tandem.select", [a, b, self.scalar(False, "i1")], a.type)
+
     def reshape(self, x: Value, shape) -> Value:
         shape = tuple(int(d) for d in shape)
         if x.type.shape == shape:
@@ -135,14 +145,20 @@ def normalize_axis(axis, rank):
     return axis + rank if axis < 0 else axis
 
 
-def pair(value, default=None):
-    """An int or a list of one or two ints as (h, w)."""
+def repeated(value, count, default=None):
+    """An int, or a list of one or `count` ints, as a `count`-tuple (the
+    window and stride arguments of PyTorch's 1-, 2- and 3-D ops)."""
     if value is None or (isinstance(value, (list, tuple)) and len(value) == 0):
         value = default
     if isinstance(value, int):
-        return (value, value)
+        return (value,) * count
     value = [int(v) for v in value]
-    return (value[0], value[0]) if len(value) == 1 else (value[0], value[1])
+    return tuple(value * count) if len(value) == 1 else tuple(value[:count])
+
+
+def pair(value, default=None):
+    """An int or a list of one or two ints as (h, w)."""
+    return repeated(value, 2, default)
 
 
 # The lowerings, one module per kind of op. Imported last: they import the

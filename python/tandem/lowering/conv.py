@@ -6,7 +6,7 @@ matrices)."""
 import math
 
 from .. import mlir
-from . import Unavailable, aten, lowers, pair
+from . import Unavailable, aten, lowers, pair, repeated
 from .elementwise import scaled_operand
 from .views import constant, constant_pad, flip, slice_along, transpose
 
@@ -34,9 +34,9 @@ def _convolution(cx, x, weight, bias, stride, padding, dilation, transposed,
     return _conv2d(cx, x, weight, bias, stride, padding, dilation, groups, out)
 
 
-def triple(value):
-    value = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value)]
-    return tuple(value * 3) if len(value) == 1 else tuple(value)
+def triple(value, default=None):
+    """An int or a list of one or three ints as (d, h, w)."""
+    return repeated(value, 3, default)
 
 
 def depth_taps(cx, x, taps, stride, dilation, padding, depth_out, fill=0.0):
@@ -90,7 +90,7 @@ def _max_pool3d(cx, x, kernel, stride=None, padding=0, dilation=1,
     multiple = cx.node.target == aten.max_pool3d_with_indices.default
     out = cx.result_type(0 if multiple else None)
     kernel = triple(kernel)
-    stride = triple(stride) if stride else kernel
+    stride = triple(stride, kernel)
     padding, dilation = triple(padding), triple(dilation)
     if ceil_mode or dilation != (1, 1, 1):
         raise cx.error("3-D max pooling with ceil_mode or dilation is not "
@@ -116,7 +116,7 @@ def _avg_pool3d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
     divisor: PyTorch's divisor is the product of the three."""
     out = cx.result_type()
     kernel = triple(kernel)
-    stride = triple(stride) if stride else kernel
+    stride = triple(stride, kernel)
     padding = triple(padding)
     if ceil_mode or divisor_override is not None:
         raise cx.error("3-D average pooling with ceil_mode or divisor_override "
@@ -128,13 +128,8 @@ def _avg_pool3d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
         y = avg_pool2d(cx, frames, kernel[1:], stride[1:], padding[1:], False,
                        count_include_pad, None, planes)
         total = y if total is None else cx.emit("tandem.add", [total, y], planes)
-    divisors = []
-    for o in range(depth_out):
-        start = o * stride[0] - padding[0]
-        end = min(start + kernel[0], depth + padding[0])
-        if not count_include_pad:
-            start, end = max(start, 0), min(end, depth)
-        divisors.append(end - start)
+    divisors = window_divisors(depth, depth_out, kernel[0], stride[0], padding[0],
+                               count_include_pad)
     result = from_frames(cx, total, n, depth_out)
     factor = cx.reshape(cx.cast(constant(cx, [1.0 / d for d in divisors], "f32"),
                                 out.element), (1, 1, depth_out, 1, 1))
@@ -294,6 +289,20 @@ def _avg_pool2d(cx, x, kernel, stride=None, padding=0, ceil_mode=False,
                       divisor_override, cx.result_type())
 
 
+def window_divisors(size, count, kernel, stride, padding, count_include_pad):
+    """PyTorch's average-pooling divisor of each of `count` windows along an
+    axis of `size`: the window clipped to the padded axis, or to the axis
+    itself without count_include_pad."""
+    divisors = []
+    for o in range(count):
+        start = o * stride - padding
+        end = min(start + kernel, size + padding)
+        if not count_include_pad:
+            start, end = max(start, 0), min(end, size)
+        divisors.append(end - start)
+    return divisors
+
+
 def avg_pool2d(cx, x, kernel, stride, padding, ceil_mode, count_include_pad,
                divisor_override, out):
     kernel = pair(kernel)
@@ -310,14 +319,8 @@ def avg_pool2d(cx, x, kernel, stride, padding, ceil_mode, count_include_pad,
         return scaled_operand(cx, y, kernel[0] * kernel[1] / divisor_override,
                               out.element)
     for k, axis in enumerate((2, 3)):
-        size = x.type.shape[axis]
-        divisors = []
-        for o in range(out.shape[axis]):
-            start = o * stride[k] - padding[k]
-            end = min(start + kernel[k], size + padding[k])
-            if not count_include_pad:
-                start, end = max(start, 0), min(end, size)
-            divisors.append(end - start)
+        divisors = window_divisors(x.type.shape[axis], out.shape[axis], kernel[k],
+                                   stride[k], padding[k], count_include_pad)
         if all(d == kernel[k] for d in divisors):
             continue
         factors = [kernel[k] / d if d > 0 else math.nan for d in divisors]

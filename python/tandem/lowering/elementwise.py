@@ -98,17 +98,11 @@ def _div_mode(cx, x, y, rounding_mode=None):
         x, y = cx.operand(x, out.element), cx.operand(y, out.element)
         remainder = cx.emit("tandem.sub", [x, cx.emit("tandem.mul", [quotient, y],
                                                        out)], out)
-        mask = out.with_element("i1")
         zero = cx.scalar(0, out.element)
-
-        def test(predicate, a, b):
-            shape = torch.broadcast_shapes(a.type.shape, b.type.shape)
-            return cx.emit("tandem.compare", [a, b], mask.with_shape(shape),
-                           {"predicate": f"#tandem.predicate<{predicate}>"})
-        inexact = test("ne", remainder, zero)
-        signs_differ = test("ne", test("lt", remainder, zero), test("lt", y, zero))
-        adjust = cx.emit("tandem.select", [inexact, signs_differ,
-                                           cx.scalar(False, "i1")], mask)
+        inexact = cx.compare("ne", remainder, zero)
+        signs_differ = cx.compare("ne", cx.compare("lt", remainder, zero),
+                                  cx.compare("lt", y, zero))
+        adjust = cx.logical_and(inexact, signs_differ)
         return cx.emit("tandem.sub", [quotient, cx.cast(adjust, out.element)], out)
     raise cx.error(f"division with rounding_mode='{rounding_mode}' of floats is "
                    "not in the tandem dialect")

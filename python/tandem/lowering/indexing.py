@@ -58,6 +58,15 @@ def _index(cx, x, indices):
     return several_indices(cx, x, [(k, indices[k]) for k in present])
 
 
+def wrap_negative(cx, index, size):
+    """index as i64, a negative entry counting from the end of an axis of
+    `size` (PyTorch's indexing)."""
+    index = cx.cast(index, "i64")
+    negative = cx.compare("lt", index, cx.scalar(0, "i64"))
+    shifted = cx.emit("tandem.add", [index, cx.scalar(size, "i64")], index.type)
+    return cx.emit("tandem.select", [negative, shifted, index], index.type)
+
+
 def several_indices(cx, x, indexed):
     """x[i, j] (NumPy's advanced indexing over several axes): the indexed
     axes moved to the front and flattened into one, gathered with one
@@ -74,13 +83,7 @@ def several_indices(cx, x, indexed):
     linear = None
     for (axis, index), stride in zip(indexed, [math.prod(sizes[n + 1:])
                                                for n in range(len(sizes))]):
-        index = cx.cast(index, "i64")
-        negative = cx.emit("tandem.compare", [index, cx.scalar(0, "i64")],
-                           index.type.with_element("i1"),
-                           {"predicate": "#tandem.predicate<lt>"})
-        index = cx.emit("tandem.select", [negative, cx.emit(
-            "tandem.add", [index, cx.scalar(shape[axis], "i64")], index.type), index],
-            index.type)
+        index = wrap_negative(cx, index, shape[axis])
         if index.type.shape != broadcast:
             index = cx.emit("tandem.broadcast_to", [index], index_type)
         if stride != 1:
@@ -122,7 +125,7 @@ def scatter(cx, x, axis, index, src, accumulate, out):
             "starts": mlir.i64_array([0] * rank),
             "limits": mlir.i64_array(index.type.shape),
             "strides": mlir.i64_array([1] * rank)})
-    checked = checked_in_range(cx, index, size)
+    checked_index = index
     index = transpose(cx, index, to_last)
     src = transpose(cx, src, to_last)
     region = index.type.shape[:-1]
@@ -130,9 +133,7 @@ def scatter(cx, x, axis, index, src, accumulate, out):
     onehot_shape = region + (picks, size)
     positions = cx.emit("tandem.iota", [], index.type.with_shape(onehot_shape),
                         {"axis": mlir.i64(rank)})
-    hits = cx.emit("tandem.compare", [cx.reshape(index, region + (picks, 1)), positions],
-                   index.type.with_shape(onehot_shape).with_element("i1"),
-                   {"predicate": "#tandem.predicate<eq>"})
+    hits = cx.compare("eq", cx.reshape(index, region + (picks, 1)), positions)
     column = cx.reshape(src, region + (picks, 1))
     spread_type = out.with_shape(onehot_shape)
     zero = cx.scalar(0, out.element)
@@ -152,13 +153,9 @@ def scatter(cx, x, axis, index, src, accumulate, out):
             "tandem.select", [hits, order, cx.scalar(-1, "i64")], order.type)],
             index.type.with_shape(region + (size,)),
             {"axes": mlir.i64_array([rank - 1]), "keepdims": "false"})
-        written = cx.emit("tandem.compare", [last, cx.scalar(0, "i64")],
-                          last.type.with_element("i1"),
-                          {"predicate": "#tandem.predicate<ge>"})
-        is_last = cx.emit("tandem.compare", [order, cx.reshape(
-            last, region + (1, size))], hits.type, {"predicate": "#tandem.predicate<eq>"})
-        values = total(cx.emit("tandem.select", [hits, is_last, cx.scalar(False, "i1")],
-                               hits.type))
+        written = cx.compare("ge", last, cx.scalar(0, "i64"))
+        is_last = cx.compare("eq", order, cx.reshape(last, region + (1, size)))
+        values = total(cx.logical_and(hits, is_last))
     # Beyond index's extent in the other axes: nothing written.
     target = tuple(x.type.shape[d] for d in to_last)
     pads = []
@@ -171,25 +168,25 @@ def scatter(cx, x, axis, index, src, accumulate, out):
     else:
         written = constant_pad(cx, written, pads, False)
         result = cx.emit("tandem.select", [written, values, base], base.type)
-    if checked is not None:  # times one: -0 and NaN stay what they are
-        result = cx.emit("tandem.mul", [result, cx.cast(checked, out.element)],
-                         result.type)
-    return transpose(cx, result, back)
+    return transpose(cx, checked_in_range(cx, result, checked_index, size), back)
 
 
-def checked_in_range(cx, index, size):
-    """A rank-0 one that depends on a lookup of every index in a table of
-    `size` rows: the run stops, naming the op's line, at an index outside
-    [0, size) (as PyTorch's scatter raises), where the one-hot comparison
-    alone would write nothing. None for no index."""
+def checked_in_range(cx, result, index, size):
+    """result, times a one that depends on a lookup of every index in a table
+    of `size` rows: the run stops, naming the op's line, at an index outside
+    [0, size) (as PyTorch raises), where a one-hot comparison or a take from
+    a flattened tensor alone would be silently wrong. Times one: -0 and NaN
+    stay what they are."""
     count = math.prod(index.type.shape)
     if count == 0:
-        return None
+        return result
     table = cx.fill(1.0, TensorType((size, 1), "f32"))
     probe = cx.emit("tandem.embedding", [table, cx.reshape(index, (count,))],
                     TensorType((count, 1), "f32"))
-    return cx.emit("tandem.reduce_max", [probe], TensorType((), "f32"),
-                   {"axes": mlir.i64_array([0, 1]), "keepdims": "false"})
+    one = cx.emit("tandem.reduce_max", [probe], TensorType((), "f32"),
+                  {"axes": mlir.i64_array([0, 1]), "keepdims": "false"})
+    return cx.emit("tandem.mul", [result, cx.cast(one, result.type.element)],
+                   result.type)
 
 
 @lowers(aten.gather.default)
@@ -214,11 +211,7 @@ def _gather(cx, x, dim, index, sparse_grad=False):
     flat = cx.reshape(x, (math.prod(x.type.shape),))
     picked = cx.emit("tandem.gather", [flat, cx.reshape(linear, (math.prod(shape),))],
                      out.with_shape((math.prod(shape),)), {"axis": mlir.i64(0)})
-    result = cx.reshape(picked, shape)
-    checked = checked_in_range(cx, index, x.type.shape[axis])
-    if checked is not None:  # times one: -0 and NaN stay what they are
-        result = cx.emit("tandem.mul", [result, cx.cast(checked, out.element)], out)
-    return result
+    return checked_in_range(cx, cx.reshape(picked, shape), index, x.type.shape[axis])
 
 
 @lowers(aten.scatter.src, aten.scatter.value)
@@ -256,13 +249,8 @@ def _index_put(cx, x, indices, values, accumulate=False):
                 x.type.with_element("i1"))
         value = cx.reshape(cx.cast(values, out.element), ())
         return cx.emit("tandem.select", [mask, value, cx.cast(x, out.element)], out)
-    flat = cx.reshape(cx.cast(index, "i64"), (math.prod(index.type.shape),))
-    negative = cx.emit("tandem.compare", [flat, cx.scalar(0, "i64")],
-                       flat.type.with_element("i1"),
-                       {"predicate": "#tandem.predicate<lt>"})
-    flat = cx.emit("tandem.select", [negative, cx.emit(  # x[-1] is the last
-        "tandem.add", [flat, cx.scalar(x.type.shape[axis], "i64")], flat.type), flat],
-        flat.type)
+    flat = wrap_negative(cx, cx.reshape(index, (math.prod(index.type.shape),)),
+                         x.type.shape[axis])  # x[-1] is the last
     shape = x.type.shape[:axis] + flat.type.shape + x.type.shape[axis + 1:]
     spread = cx.reshape(flat, (1,) * axis + flat.type.shape +
                         (1,) * (x.type.rank - axis - 1))

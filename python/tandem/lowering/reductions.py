@@ -189,18 +189,11 @@ def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
     kept_shape[axis] = 1
     kept = x.type.with_shape(kept_shape)
 
-    def test(predicate, a, b, type=mask_type):
-        return cx.emit("tandem.compare", [a, b], type,
-                       {"predicate": f"#tandem.predicate<{predicate}>"})
-
-    def both(a, b):
-        return cx.emit("tandem.select", [a, b, cx.scalar(False, "i1")], a.type)
-
     def reduce_max(value, type):
         return cx.emit("tandem.reduce_max", [value], type,
                        {"axes": mlir.i64_array([axis]), "keepdims": "true"})
 
-    nan = test("ne", x, x) if is_float else None
+    nan = cx.compare("ne", x, x) if is_float else None
     if not largest:
         if not is_float:
             raise cx.error("topk(largest=False) of integers is not supported")
@@ -214,35 +207,37 @@ def _topk(cx, x, k, dim=-1, largest=True, sorted=True):
     taken = None
     values, indices = [], []
     for _ in range(k):
-        free = test("eq", taken, cx.scalar(False, "i1")) if taken is not None else None
+        free = (cx.compare("eq", taken, cx.scalar(False, "i1"))
+                if taken is not None else None)
         left = x if taken is None else cx.emit("tandem.select", [taken, lowest, x],
                                                x.type)
         best = reduce_max(left, kept)
         # The free entries equal to the best (NaN where the best is NaN);
         # the first of them is this round's.
-        matches = test("eq", left, best)
+        matches = cx.compare("eq", left, best)
         if is_float and largest:
-            nan_best = test("ne", best, best, kept.with_element("i1"))
-            matches = cx.emit("tandem.select", [nan_best, test("ne", left, left),
-                                                matches], mask_type)
+            nan_best = cx.compare("ne", best, best)
+            matches = cx.emit("tandem.select", [
+                nan_best, cx.compare("ne", left, left), matches], mask_type)
         if is_float and not largest:  # a NaN only once no number is left
-            number = both(matches, test("eq", nan, cx.scalar(False, "i1")))
+            number = cx.logical_and(matches,
+                                    cx.compare("eq", nan, cx.scalar(False, "i1")))
             if free is not None:
-                number = both(number, free)
-            any_number = test("gt", reduce_max(cx.cast(number, "i32"),
-                                               kept.with_element("i32")),
-                              cx.scalar(0, "i32"), kept.with_element("i1"))
-            nan_left = nan if free is None else both(nan, free)
+                number = cx.logical_and(number, free)
+            any_number = cx.compare("gt", reduce_max(cx.cast(number, "i32"),
+                                                     kept.with_element("i32")),
+                                    cx.scalar(0, "i32"))
+            nan_left = nan if free is None else cx.logical_and(nan, free)
             matches = cx.emit("tandem.select", [any_number, number, nan_left],
                               mask_type)
             best = cx.emit("tandem.select", [any_number, best,
                                              cx.scalar(math.nan, element)], kept)
         elif free is not None:
-            matches = both(matches, free)
+            matches = cx.logical_and(matches, free)
         index = cx.emit("tandem.argmax", [cx.cast(matches, "i32")],
                         kept.with_element("i64"),
                         {"axis": mlir.i64(axis), "keepdims": "true"})
-        chosen = test("eq", positions, index)
+        chosen = cx.compare("eq", positions, index)
         taken = chosen if taken is None else cx.emit(
             "tandem.select", [taken, cx.scalar(True, "i1"), chosen], mask_type)
         values.append(best)

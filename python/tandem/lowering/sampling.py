@@ -31,9 +31,6 @@ class Emitter:
     def mul(self, a, b):
         return self.op("tandem.mul", a, b)
 
-    def compare(self, predicate, a, b):
-        return self.cx.emit("tandem.compare", [a, b], self.type.with_element("i1"),
-                            {"predicate": f"#tandem.predicate<{predicate}>"})
 
 
 @lowers(aten.grid_sampler_2d.default)
@@ -84,10 +81,9 @@ def _grid_sampler_2d(cx, x, grid, interpolation, padding, align_corners):
         """The input at integer-valued positions (px, py), zeros outside."""
         inside = None
         for value, size in ((px, width), (py, height)):
-            for test in (e.compare("ge", value, e.const(0.0)),
-                         e.compare("le", value, e.const(size - 1.0))):
-                inside = test if inside is None else cx.emit(
-                    "tandem.select", [inside, test, cx.scalar(False, "i1")], test.type)
+            for test in (cx.compare("ge", value, e.const(0.0)),
+                         cx.compare("le", value, e.const(size - 1.0))):
+                inside = test if inside is None else cx.logical_and(inside, test)
         clamped = [cx.cast(e.op("tandem.minimum", e.op("tandem.maximum", value,
                                                        e.const(0.0)),
                                 e.const(size - 1.0)), "i64")

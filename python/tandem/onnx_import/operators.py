@@ -18,11 +18,6 @@ from .node import OnnxError, operator
 INT_BOUND = 1 << 62  # ends beyond this (INT64_MAX and kin) mean "to the end"
 
 
-def onnx_dtype_of_static(node, k):
-    """The dtype of static input k (Range's result has its inputs' type)."""
-    return node.static_dtype(k)
-
-
 def onnx_dtype(node, code):
     from .model import dtype_of
     return dtype_of(int(code), f"{node.describe()}: the type")
@@ -416,8 +411,9 @@ def constant_of_shape(node, unused):
 
 @operator("Range", static=(0, 1, 2))
 def range_(node, *unused):
-    dtype = onnx_dtype_of_static(node, 0)
-    return torch.arange(node.scalar(0), node.scalar(1), node.scalar(2), dtype=dtype)
+    # The result has the inputs' type.
+    return torch.arange(node.scalar(0), node.scalar(1), node.scalar(2),
+                        dtype=node.static_dtype(0))
 
 
 @operator("Reshape", static=(1,))

@@ -70,6 +70,12 @@ void concat(const std::vector<TensorView> &inputs, const TensorView &out,
   }
 }
 
+/// Element k of an integer tensor (i64 or i32).
+int64_t integerAt(const TensorView &t, uint64_t k) {
+  return t.dtype == DType::I64 ? static_cast<const int64_t *>(t.data)[k]
+                               : static_cast<const int32_t *>(t.data)[k];
+}
+
 /// Slices of `x` along `axis` picked by `indices`. A negative index counts
 /// from the end where `negativeFromEnd` (numpy.take) and is an error
 /// otherwise (torch.nn.functional.embedding).
@@ -83,9 +89,7 @@ bool takeRows(const TensorView &x, const TensorView &indices,
   const uint8_t *in = static_cast<const uint8_t *>(x.data);
   uint8_t *z = static_cast<uint8_t *>(out.data);
   for (uint64_t j = 0; j < picks; ++j) {
-    int64_t index = indices.dtype == DType::I64
-                        ? static_cast<const int64_t *>(indices.data)[j]
-                        : static_cast<const int32_t *>(indices.data)[j];
+    int64_t index = integerAt(indices, j);
     int64_t given = index;
     if (index < 0 && negativeFromEnd)
       index += size;
@@ -261,12 +265,6 @@ bool gatherKernel(int64_t, const std::vector<TensorView> &ops,
   return true;
 }
 
-/// Element k of an integer tensor (i64 or i32).
-int64_t integerAt(const TensorView &t, uint64_t k) {
-  return t.dtype == DType::I64 ? static_cast<const int64_t *>(t.data)[k]
-                               : static_cast<const int32_t *>(t.data)[k];
-}
-
 /// The bags' bounds, `bags` + 1 of them (the last: the end of the ids, or
 /// the last offset), or an error naming the first offset out of order.
 bool bagBounds(const TensorView &offsets, int64_t length, int64_t bags,
@@ -327,14 +325,11 @@ bool embeddingBagKernel(int64_t, const std::vector<TensorView> &ops,
         uint64_t row = uint64_t(id) * width;
         for (int64_t d = 0; d < width; ++d) {
           float v = load(table, row + d);
-          if (a.mode == 2)
-            acc[d] = (v > acc[d] || std::isnan(v)) && !std::isnan(acc[d]) ? v : acc[d];
-          else
-            acc[d] += weights ? v * scale : v;
+          acc[d] = a.mode == 2 ? bagMax(acc[d], v) : acc[d] + (weights ? v * scale : v);
         }
       }
       for (int64_t d = 0; d < width; ++d) {
-        float v = count == 0 ? 0.0f : a.mode == 1 ? acc[d] / float(count) : acc[d];
+        float v = bagResult(acc[d], count, a.mode);
         uint64_t k = uint64_t(b) * width + d;
         if (out.dtype == DType::F32)
           static_cast<float *>(out.data)[k] = v;

@@ -230,13 +230,9 @@ __global__ void embeddingBagKernel(int64_t bags, int64_t width, int64_t rows,
         continue; // an id out of range: checkIndices has recorded it
       ++taken;
       float v = toFloat(table[id * width + d]);
-      if (a.mode == 2)
-        acc = (v > acc || isnan(v)) && !isnan(acc) ? v : acc;
-      else
-        acc += weights ? v * toFloat(weights[i]) : v;
+      acc = a.mode == 2 ? bagMax(acc, v) : acc + (weights ? v * toFloat(weights[i]) : v);
     }
-    float result = taken == 0 ? 0.0f : a.mode == 1 ? acc / float(taken) : acc;
-    out[e] = fromFloat<T>(result);
+    out[e] = fromFloat<T>(bagResult(acc, taken, a.mode));
   }
 }
 
