@@ -35,6 +35,16 @@ CostFamily tandem::costFamilyOf(Operation *op) {
           [](auto) { return CostFamily::Normalization; })
       .Case<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp, PowOp>(
           [](auto) { return CostFamily::Transcendental; })
+      // A fused group is priced as its costliest kind of op.
+      .Case([](FusedOp fused) {
+        return llvm::any_of(fused.getBodyOps(),
+                            [](Operation &op) {
+                              return costFamilyOf(&op) ==
+                                     CostFamily::Transcendental;
+                            })
+                   ? CostFamily::Transcendental
+                   : CostFamily::Elementwise;
+      })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp,
             CumsumOp>([](auto) { return CostFamily::Reduction; })
       .Case<EmbeddingOp, EmbeddingBagOp, GatherOp>(

@@ -78,8 +78,10 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
       return op.emitError() << "cannot place '" << op.getName()
                             << "': it does not implement Tandem's work and "
                                "device contracts";
-    if (op.getNumRegions())
-      return op.emitError("placement handles ops without regions only");
+    // A fused group's body is part of the op: it runs where the op does.
+    if (op.getNumRegions() && !isa<FusedOp>(op))
+      return op.emitError("placement handles ops without regions, and "
+                          "tandem.fused, only");
 
     PlacementOp placed;
     int index = problem.ops.size();

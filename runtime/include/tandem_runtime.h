@@ -1,7 +1,8 @@
 /*===- tandem_runtime.h - the C ABI compiled models call ------------------===*
  *
  * A compiled model's main() calls tandem_rt_main with its model image (see
- * tandem/runtime/ModelImage.h), its string table and its compiled body. The
+ * tandem/runtime/ModelImage.h), its string table, the table of its generated
+ * kernels (one image::FusedKernel per fused group) and its compiled body. The
  * body calls the other functions: it gets arena bases, inputs and host
  * weights, executes each op on the buffers the memory plan gave it, and hands
  * its results back.
@@ -22,13 +23,15 @@ typedef struct TandemRuntime TandemRuntime;
 /* Parses the command line, loads inputs and weights, runs `run` (--repeat
  * times), writes the outputs. Returns the process exit status. */
 int tandem_rt_main(int argc, char **argv, const int64_t *image,
-                   const char *strings, void (*run)(TandemRuntime *));
+                   const char *strings, const void *kernels,
+                   void (*run)(TandemRuntime *));
 
 /* The library form (tandem-compile --emit=lib): open a runtime for a model
  * once (weights from a safetensors file, `backend` "sim", "cuda" or "auto"),
  * run it on caller-owned buffers of the model's shapes, close it. Errors
  * return null or non-zero and write a message into `error`. */
 TandemRuntime *tandem_rt_open(const int64_t *image, const char *strings,
+                              const void *kernels,
                               const char *weights, const char *backend,
                               char *error, int64_t errorSize);
 int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
@@ -41,7 +44,8 @@ void tandem_rt_close(TandemRuntime *rt);
  * runtime from several threads run one at a time; closing the last open
  * runtime stops the runtime's worker threads. */
 int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
-                   const char *strings, const char *weights,
+                   const char *strings, const void *kernels,
+                   const char *weights,
                    const char *backend, char *error, int64_t errorSize);
 
 /* Base of the arena of `device` (0: CPU, 1: GPU). */

@@ -18,6 +18,7 @@
 #include <memory>
 
 using namespace tandem::rt;
+namespace img = tandem::image;
 
 static void setError(char *buffer, int64_t size, const std::string &message) {
   if (!buffer || size <= 0)
@@ -32,11 +33,14 @@ static void setError(char *buffer, int64_t size, const std::string &message) {
 static std::atomic<int> openRuntimes{0};
 
 static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
+                                  const void *kernels,
                                   const char *weights, const char *backend,
                                   char *error, int64_t errorSize) {
   auto rt = std::make_unique<TandemRuntime>();
   std::string imageError;
-  if (!decodeImage(image, strings, rt->image, imageError)) {
+  if (!decodeImage(image, strings,
+                   reinterpret_cast<const img::FusedKernel *>(kernels),
+                   rt->image, imageError)) {
     setError(error, errorSize, imageError);
     return nullptr;
   }
@@ -66,11 +70,13 @@ static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
 
 extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
                                          const char *strings,
+                                         const void *kernels,
                                          const char *weights,
                                          const char *backend, char *error,
                                          int64_t errorSize) {
   try {
-    return openRuntime(image, strings, weights, backend, error, errorSize);
+    return openRuntime(image, strings, kernels, weights, backend, error,
+                       errorSize);
   } catch (...) {
     setError(error, errorSize, describeException(std::current_exception()));
     return nullptr;
@@ -78,7 +84,8 @@ extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
 }
 
 extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
-                              const char *strings, const char *weights,
+                              const char *strings, const void *kernels,
+                              const char *weights,
                               const char *backend, char *error,
                               int64_t errorSize) {
   // One model per slot (a model library has one): a second load is refused
@@ -88,7 +95,8 @@ extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
                                "tandem_model_unload first");
     return 1;
   }
-  *slot = tandem_rt_open(image, strings, weights, backend, error, errorSize);
+  *slot = tandem_rt_open(image, strings, kernels, weights, backend, error,
+                         errorSize);
   return *slot ? 0 : 1;
 }
 

@@ -27,6 +27,7 @@
 #include <utility>
 
 using namespace tandem::rt;
+namespace img = tandem::image;
 
 void tandem::rt::fatal(const std::string &message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
@@ -310,10 +311,12 @@ void checkOutputs(const Options &options, size_t results) {
 }
 
 int runMain(int argc, char **argv, const int64_t *image, const char *strings,
-            void (*run)(TandemRuntime *)) {
+            const void *kernels, void (*run)(TandemRuntime *)) {
   TandemRuntime rt;
   std::string imageError;
-  if (!decodeImage(image, strings, rt.image, imageError))
+  if (!decodeImage(image, strings,
+                   reinterpret_cast<const img::FusedKernel *>(kernels),
+                   rt.image, imageError))
     fatal(imageError);
   rt.options = parseOptions(argc, argv);
   if (rt.options.listDevices) {
@@ -362,9 +365,10 @@ int runMain(int argc, char **argv, const int64_t *image, const char *strings,
 
 extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
                               const char *strings,
+                              const void *kernels,
                               void (*run)(TandemRuntime *)) {
   try {
-    return runMain(argc, argv, image, strings, run);
+    return runMain(argc, argv, image, strings, kernels, run);
   } catch (...) {
     fatal(describeException(std::current_exception()));
   }

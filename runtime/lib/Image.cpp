@@ -40,7 +40,8 @@ private:
 } // namespace
 
 bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
-                             Image &image, std::string &error) {
+                             const img::FusedKernel *kernels, Image &image,
+                             std::string &error) {
   ImageReader reader(words, strings);
   if (reader.next() != img::kMagic || reader.next() != img::kVersion) {
     error = "the model image is corrupt or from another version of Tandem";
@@ -57,6 +58,16 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     error = "the model image is corrupt: a negative predicted time";
     return false;
   }
+  image.numKernels = reader.next();
+  if (image.numKernels < 0) {
+    error = "the model image is corrupt: a negative kernel count";
+    return false;
+  }
+  if (image.numKernels > 0 && !kernels) {
+    error = "the model has generated kernels but no kernel table was given";
+    return false;
+  }
+  image.kernels = kernels;
   image.predictedMakespanSeconds = double(makespanNs) * 1e-9;
   image.predictedSerialSeconds = double(serialNs) * 1e-9;
   for (int64_t i = 0; i < inputs; ++i)
@@ -126,6 +137,15 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     }
     for (int64_t k = 0; k < attrs; ++k)
       op.attrs.push_back(reader.next());
+    if (op.kind == img::kFused) {
+      int64_t kernel = img::readAttrs<img::FusedAttrs>(op.attrs).kernel;
+      if (kernel < 0 || kernel >= image.numKernels) {
+        error = "the model image is corrupt: op #" + std::to_string(i) +
+                " runs generated kernel " + std::to_string(kernel) + " of " +
+                std::to_string(image.numKernels);
+        return false;
+      }
+    }
     image.ops.push_back(op);
   }
   return true;

@@ -9,6 +9,7 @@
 #ifndef TANDEM_RUNTIME_LIB_IMAGE_H
 #define TANDEM_RUNTIME_LIB_IMAGE_H
 
+#include "tandem/runtime/ModelImage.h"
 #include "tandem/runtime/Tensor.h"
 
 #include <cstdint>
@@ -59,13 +60,19 @@ struct Image {
   /// The compiler's predicted makespan and serial time of one run, seconds
   /// (0: compiled without a device profile).
   double predictedMakespanSeconds = 0, predictedSerialSeconds = 0;
+  /// The generated kernels of the model's fused groups.
+  int64_t numKernels = 0;
+  const image::FusedKernel *kernels = nullptr;
 };
 
 /// Reads the image into `image`, or says what is wrong with it. The image
 /// was written by the compiler of this same build; the checks catch one
 /// from another build or a corrupt binary before a kernel reads past its
 /// attributes.
-bool decodeImage(const int64_t *words, const char *strings, Image &image,
+/// `kernels` is the model's table of generated kernels (numKernels entries;
+/// may be null when there are none).
+bool decodeImage(const int64_t *words, const char *strings,
+                 const image::FusedKernel *kernels, Image &image,
                  std::string &error);
 
 } // namespace tandem::rt

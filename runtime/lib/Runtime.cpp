@@ -304,7 +304,13 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
   double start = now();
   std::string error;
   bool ok;
-  if (!rt.useCuda) {
+  if (op.kind == img::kFused && (!rt.useCuda || op.device == img::kCpu)) {
+    // The model's own code; sim runs its GPU groups through it too.
+    runGeneratedKernel(
+        rt.image.kernels[img::readAttrs<img::FusedAttrs>(op.attrs).kernel],
+        views, out, op.attrs);
+    ok = true;
+  } else if (!rt.useCuda) {
     ok = runCpuKernel(op.kind, views, out, op.attrs, error);
   } else if (op.kind == img::kTransfer) {
     ok = op.device == img::kGpu

@@ -24,7 +24,8 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
                                 int64_t queue = img::kCpuQueue,
                                 std::vector<int64_t> waits = {},
                                 int64_t producer = -1,
-                                int64_t predictedNs = 2500) {
+                                int64_t predictedNs = 2500,
+                                int64_t numKernels = 0) {
   std::vector<int64_t> record = {kind, img::kCpu, /*arenaOffset=*/0,
                                  /*name=*/0, /*loc=*/10, /*family=*/25, queue,
                                  predictedNs,
@@ -37,16 +38,20 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
   record.insert(record.end(), attrs.begin(), attrs.end());
   std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0,
                                 /*scheduled=*/1, /*makespanNs=*/2500,
-                                /*serialNs=*/2500};
+                                /*serialNs=*/2500, numKernels};
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());
   return words;
 }
 
-std::string decodeError(const std::vector<int64_t> &words) {
+void noKernel(void *const *, void *, int64_t, int64_t) {}
+const img::FusedKernel kOneKernel[] = {noKernel};
+
+std::string decodeError(const std::vector<int64_t> &words,
+                        const img::FusedKernel *kernels = nullptr) {
   Image image;
   std::string error;
-  EXPECT_FALSE(decodeImage(words.data(), kStrings, image, error));
+  EXPECT_FALSE(decodeImage(words.data(), kStrings, kernels, image, error));
   return error;
 }
 
@@ -54,7 +59,7 @@ TEST(ImageTest, DecodesAnOpWithItsAttributes) {
   Image image;
   std::string error;
   std::vector<int64_t> words = oneOpImage(img::kSoftmax, {0});
-  ASSERT_TRUE(decodeImage(words.data(), kStrings, image, error)) << error;
+  ASSERT_TRUE(decodeImage(words.data(), kStrings, nullptr, image, error)) << error;
   ASSERT_EQ(image.ops.size(), 1u);
   EXPECT_EQ(image.ops[0].kind, img::kSoftmax);
   EXPECT_EQ(image.ops[0].name, "tandem.op");
@@ -70,7 +75,7 @@ TEST(ImageTest, ListKindsTakeAnyNumberOfWords) {
   Image image;
   std::string error;
   std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0, 1, 2});
-  EXPECT_TRUE(decodeImage(words.data(), kStrings, image, error)) << error;
+  EXPECT_TRUE(decodeImage(words.data(), kStrings, nullptr, image, error)) << error;
 }
 
 TEST(ImageTest, RefusesAnUnknownKind) {
@@ -108,9 +113,30 @@ TEST(ImageTest, RefusesAWrongAttributeCount) {
 
 TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
   std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0});
-  words[12] += 1; // the op's word count
+  words[13] += 1; // the op's word count
   EXPECT_NE(decodeError(words).find("(ReduceSum) has 1 attribute words"),
             std::string::npos);
+}
+
+TEST(ImageTest, AFusedGroupRunsAKernelOfTheTable) {
+  auto image = [](int64_t kernel, int64_t numKernels) {
+    return oneOpImage(img::kFused, {kernel, /*costPerElement=*/1},
+                      img::kVersion, img::kCpuQueue, {}, -1, 2500, numKernels);
+  };
+  Image decoded;
+  std::string error;
+  std::vector<int64_t> words = image(0, 1);
+  EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
+      << error;
+  EXPECT_EQ(decoded.kernels, kOneKernel);
+  EXPECT_EQ(decodeError(image(1, 1), kOneKernel),
+            "the model image is corrupt: op #0 runs generated kernel 1 of 1");
+  EXPECT_EQ(decodeError(image(-1, 1), kOneKernel),
+            "the model image is corrupt: op #0 runs generated kernel -1 of 1");
+  EXPECT_EQ(decodeError(image(0, 1)),
+            "the model has generated kernels but no kernel table was given");
+  EXPECT_EQ(decodeError(image(0, -1)),
+            "the model image is corrupt: a negative kernel count");
 }
 
 TEST(ImageTest, RefusesAnotherVersion) {

@@ -31,7 +31,7 @@ std::vector<int64_t> reluImage(int64_t predictedNs) {
                                 /*outputs=*/1, /*weights=*/0, /*ops=*/1,
                                 /*cpuArena=*/64, /*gpuArena=*/0,
                                 /*budget=*/0, /*scheduled=*/1, predictedNs,
-                                predictedNs};
+                                predictedNs, /*kernels=*/0};
   words.insert(words.end(), {img::kF32, 1, 4, img::kF32, 1, 4});
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());
@@ -41,7 +41,7 @@ std::vector<int64_t> reluImage(int64_t predictedNs) {
 bool setUpWith(int64_t predictedNs, std::string &error) {
   TandemRuntime rt;
   std::vector<int64_t> words = reluImage(predictedNs);
-  EXPECT_TRUE(decodeImage(words.data(), kStrings, rt.image, error)) << error;
+  EXPECT_TRUE(decodeImage(words.data(), kStrings, nullptr, rt.image, error)) << error;
   rt.options.backend = "sim";
   rt.options.simTiming = true;
   bool ok = setUp(rt, error);

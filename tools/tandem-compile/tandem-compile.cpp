@@ -15,6 +15,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Transforms/Passes.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -29,6 +30,9 @@
 #include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/IR/Module.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/TargetParser/Host.h"
+#include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -83,6 +87,11 @@ static cl::opt<int64_t> testDropWait(
     cl::desc("Tests only: leave the N-th wait of the schedule out of the "
              "program (the race detector must catch it)"),
     cl::init(-1));
+static cl::opt<bool> fuse(
+    "fuse", cl::cat(compileCategory),
+    cl::desc("Group elementwise chains into fused ops with generated kernels "
+             "(--tandem-fuse) before placement; --fuse=false to compare"),
+    cl::init(true));
 static cl::opt<std::string> emit("emit", cl::cat(compileCategory),
                                  cl::desc("exe, lib, obj, llvm or mlir"),
                                  cl::init("exe"));
@@ -99,6 +108,35 @@ static int writeText(llvm::function_ref<void(llvm::raw_ostream &)> write) {
   return 0;
 }
 
+/// LLVM's -O2 pipeline over the generated kernels. The straight line of
+/// runtime calls (tandem_model_run, one call per op) gains nothing from it
+/// and is the bulk of a large model: it is left as it is.
+static void optimizeGeneratedKernels(llvm::Module &module,
+                                     llvm::TargetMachine &machine) {
+  bool anyKernel = false;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() &&
+        function.getName().starts_with("tandem_fused_"))
+      anyKernel = true;
+    else if (!function.isDeclaration())
+      function.addFnAttr(llvm::Attribute::OptimizeNone),
+          function.addFnAttr(llvm::Attribute::NoInline);
+  if (!anyKernel)
+    return;
+  llvm::LoopAnalysisManager loops;
+  llvm::FunctionAnalysisManager functions;
+  llvm::CGSCCAnalysisManager sccs;
+  llvm::ModuleAnalysisManager modules;
+  llvm::PassBuilder builder(&machine);
+  builder.registerModuleAnalyses(modules);
+  builder.registerCGSCCAnalyses(sccs);
+  builder.registerFunctionAnalyses(functions);
+  builder.registerLoopAnalyses(loops);
+  builder.crossRegisterProxies(loops, functions, sccs, modules);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O2)
+      .run(module, modules);
+}
+
 static LogicalResult emitObject(llvm::Module &module, StringRef path,
                                 std::string &error) {
   std::string triple = llvm::sys::getDefaultTargetTriple();
@@ -106,10 +144,17 @@ static LogicalResult emitObject(llvm::Module &module, StringRef path,
   if (!target)
     return failure();
   llvm::TargetOptions options;
+  // The model is built for the machine that compiles it, as a native
+  // executable is: the generated kernels use its vector units.
+  llvm::SubtargetFeatures features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures())
+    features.AddFeature(feature.first(), feature.second);
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", options, llvm::Reloc::PIC_));
+      triple, llvm::sys::getHostCPUName(), features.getString(), options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   module.setDataLayout(machine->createDataLayout());
   module.setTargetTriple(triple);
+  optimizeGeneratedKernels(module, *machine);
   std::error_code code;
   llvm::raw_fd_ostream os(path, code, llvm::sys::fs::OF_None);
   if (code) {
@@ -304,6 +349,13 @@ int main(int argc, char **argv) {
   options.report = report.getValue();
   options.scheduleWindow = scheduleWindow.getValue();
   options.objective = objective.getValue();
+  if (fuse) {
+    // Duplicates merged and folds done first, so that groups form over the
+    // ops that will run.
+    pm.addPass(createCanonicalizerPass());
+    pm.addPass(createCSEPass());
+    pm.addPass(tandem::createFuse());
+  }
   tandem::buildPlacementPipeline(pm, options);
   tandem::ConvertTandemToLLVMOptions lowering;
   lowering.library = emit == "lib";

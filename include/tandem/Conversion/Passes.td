@@ -17,6 +17,14 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
     arena and planned offset and calls `tandem_rt_execute` once per op, and
     `main`, which hands both to `tandem_rt_main`.
 
+    Each fused group (`tandem.fused`) gets a generated kernel: a function
+    of the module (`tandem_fused_N`, numbered in `tandem.kernel`) that
+    evaluates the group's body on a range of its result's elements, a
+    vector loop and a scalar tail built with the scf, arith, math and vector
+    dialects and lowered to the LLVM dialect with upstream's conversions.
+    The table of kernels (`tandem_model_kernels`) goes to the runtime with
+    the image.
+
     Every op of the IR contract, and dense `arith.constant`s (folded
     shapes); anything else is an error naming it.
 
@@ -39,7 +47,12 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
            "For tests of the runtime's race detector: leave the N-th "
            "tandem.wait (from 0, in block order) out of the program">
   ];
-  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect", "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
 }
 
 #endif // TANDEM_CONVERSION_PASSES_TD

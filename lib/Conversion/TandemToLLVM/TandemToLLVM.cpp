@@ -10,6 +10,8 @@
 
 #include "tandem/Conversion/Passes.h"
 
+#include "FusedKernels.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -28,6 +30,7 @@
 #include "llvm/ADT/StringMap.h"
 
 #include <cmath>
+#include <functional>
 
 namespace mlir::tandem {
 #define GEN_PASS_DEF_CONVERTTANDEMTOLLVM
@@ -246,6 +249,15 @@ struct ConvertTandemToLLVM
       serialNs = nanoseconds(times.serialUs);
     }
 
+    // A generated kernel per fused group, numbered in program order.
+    int64_t numKernels = 0;
+    for (auto fused : body.getOps<FusedOp>()) {
+      generateFusedKernel(module, fused, kernelName(numKernels));
+      fused->setAttr(TandemDialect::kKernelAttrName,
+                     IntegerAttr::get(IntegerType::get(context, 64),
+                                      numKernels++));
+    }
+
     // Header, inputs, outputs.
     ImageBuilder image;
     std::vector<Operation *> weights, ops;
@@ -266,7 +278,8 @@ struct ConvertTandemToLLVM
                    budget.getInt(),
                    int64_t(isScheduled(func)),
                    makespanNs,
-                   serialNs};
+                   serialNs,
+                   numKernels};
     for (BlockArgument argument : body.getArguments())
       if (failed(appendTensor(func, argument.getType(), image.words)))
         return failure();
@@ -323,7 +336,7 @@ struct ConvertTandemToLLVM
       std::vector<int64_t> record = {
           description->first, deviceCode(getPlacedDevice(op->getResult(0))),
           op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName).getInt(),
-          image.addString(op->getName().getStringRef()),
+          image.addString(displayName(op)),
           image.addString(formatLocation(op->getLoc())),
           image.addString(isa<TransferOp>(op)
                               ? StringRef("transfer")
@@ -464,23 +477,85 @@ struct ConvertTandemToLLVM
           loc, rtOutput, ValueRange{rt, constant(i32, k), address.lookup(value)});
     builder.create<LLVM::ReturnOp>(loc, ValueRange{});
 
-    builder.setInsertionPointToEnd(module.getBody());
     func->erase();
+    if (failed(lowerGeneratedKernelsToLLVM(module)))
+      return failure();
+    builder.setInsertionPointToEnd(module.getBody());
+    auto kernels = emitKernelTable(builder, loc, numKernels);
     if (library)
-      emitLibraryEntryPoints(builder, loc, imageGlobal, stringsGlobal, run);
+      emitLibraryEntryPoints(builder, loc, imageGlobal, stringsGlobal, kernels,
+                             run);
     else
-      emitMain(builder, loc, imageGlobal, stringsGlobal, run);
+      emitMain(builder, loc, imageGlobal, stringsGlobal, kernels, run);
     return success();
+  }
+
+  static std::string kernelName(int64_t index) {
+    return "tandem_fused_" + std::to_string(index);
+  }
+
+  /// The name the runtime's reports give an op: a fused group is named by
+  /// its ops ("fused(add+relu)").
+  static std::string displayName(Operation *op) {
+    auto fused = dyn_cast<FusedOp>(op);
+    if (!fused)
+      return op->getName().getStringRef().str();
+    std::string name = "fused(";
+    llvm::interleave(
+        fused.getBodyOps(),
+        [&](Operation &inner) {
+          name += inner.getName().stripDialect().str();
+        },
+        [&] { name += "+"; });
+    return name + ")";
+  }
+
+  /// tandem_model_kernels, the table of the generated kernels (internal to
+  /// the model's object, as its image is), or null when there are none.
+  std::function<Value(OpBuilder &)>
+  emitKernelTable(OpBuilder &builder, Location loc, int64_t numKernels) {
+    MLIRContext *context = builder.getContext();
+    auto ptr = LLVM::LLVMPointerType::get(context);
+    if (numKernels == 0)
+      return [=](OpBuilder &b) -> Value {
+        return b.create<LLVM::ZeroOp>(loc, ptr);
+      };
+    for (int64_t k = 0; k < numKernels; ++k)
+      if (auto kernel = getOperation().lookupSymbol<LLVM::LLVMFuncOp>(
+              kernelName(k)))
+        kernel.setLinkage(LLVM::Linkage::Internal);
+    auto tableType = LLVM::LLVMArrayType::get(ptr, numKernels);
+    auto table = builder.create<LLVM::GlobalOp>(
+        loc, tableType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        "tandem_model_kernels", Attribute());
+    {
+      OpBuilder::InsertionGuard guard(builder);
+      Block *init = builder.createBlock(&table.getInitializerRegion());
+      builder.setInsertionPointToStart(init);
+      Value array = builder.create<LLVM::UndefOp>(loc, tableType);
+      for (int64_t k = 0; k < numKernels; ++k) {
+        Value address = builder.create<LLVM::AddressOfOp>(
+            loc, ptr, FlatSymbolRefAttr::get(context, kernelName(k)));
+        array = builder.create<LLVM::InsertValueOp>(loc, array, address,
+                                                    ArrayRef<int64_t>{k});
+      }
+      builder.create<LLVM::ReturnOp>(loc, array);
+    }
+    return [=](OpBuilder &b) -> Value {
+      return b.create<LLVM::AddressOfOp>(loc, table);
+    };
   }
 
   /// main(argc, argv) hands the image and the body to the runtime.
   void emitMain(OpBuilder &builder, Location loc, LLVM::GlobalOp image,
-                LLVM::GlobalOp strings, LLVM::LLVMFuncOp run) {
+                LLVM::GlobalOp strings,
+                const std::function<Value(OpBuilder &)> &kernels,
+                LLVM::LLVMFuncOp run) {
     auto ptr = LLVM::LLVMPointerType::get(builder.getContext());
     auto i32 = builder.getI32Type();
     auto rtMain = builder.create<LLVM::LLVMFuncOp>(
         loc, "tandem_rt_main",
-        LLVM::LLVMFunctionType::get(i32, {i32, ptr, ptr, ptr, ptr}));
+        LLVM::LLVMFunctionType::get(i32, {i32, ptr, ptr, ptr, ptr, ptr}));
     auto main = builder.create<LLVM::LLVMFuncOp>(
         loc, "main",
         LLVM::LLVMFunctionType::get(i32, {i32, ptr}));
@@ -493,6 +568,7 @@ struct ConvertTandemToLLVM
                 ValueRange{entry->getArgument(0), entry->getArgument(1),
                            builder.create<LLVM::AddressOfOp>(loc, image),
                            builder.create<LLVM::AddressOfOp>(loc, strings),
+                           kernels(builder),
                            builder.create<LLVM::AddressOfOp>(loc, run)})
             .getResult();
     builder.create<LLVM::ReturnOp>(loc, status);
@@ -501,6 +577,7 @@ struct ConvertTandemToLLVM
   /// tandem_model_load / _infer / _unload over one runtime handle.
   void emitLibraryEntryPoints(OpBuilder &builder, Location loc,
                               LLVM::GlobalOp image, LLVM::GlobalOp strings,
+                              const std::function<Value(OpBuilder &)> &kernels,
                               LLVM::LLVMFuncOp run) {
     MLIRContext *context = builder.getContext();
     auto ptr = LLVM::LLVMPointerType::get(context);
@@ -511,7 +588,7 @@ struct ConvertTandemToLLVM
           loc, name, LLVM::LLVMFunctionType::get(result, args));
     };
     auto rtLoad =
-        declare("tandem_rt_load", i32, {ptr, ptr, ptr, ptr, ptr, ptr, i64});
+        declare("tandem_rt_load", i32, {ptr, ptr, ptr, ptr, ptr, ptr, ptr, i64});
     auto rtInfer = declare("tandem_rt_infer", i32, {ptr, ptr, ptr, ptr, ptr, i64});
     auto rtClose = declare("tandem_rt_close", voidType, {ptr});
     // The handle of the loaded model; null until tandem_model_load.
@@ -538,7 +615,8 @@ struct ConvertTandemToLLVM
                 ValueRange{builder.create<LLVM::AddressOfOp>(loc, handle),
                            builder.create<LLVM::AddressOfOp>(loc, image),
                            builder.create<LLVM::AddressOfOp>(loc, strings),
-                           entry->getArgument(0), entry->getArgument(1),
+                           kernels(builder), entry->getArgument(0),
+                           entry->getArgument(1),
                            entry->getArgument(2), entry->getArgument(3)})
             .getResult();
     builder.create<LLVM::ReturnOp>(loc, loaded);

@@ -42,6 +42,27 @@ CpuKernel kernelOf(int64_t kind) {
 
 bool tandem::rt::hasCpuKernel(int64_t kind) { return kernelOf(kind); }
 
+void tandem::rt::runGeneratedKernel(img::FusedKernel kernel,
+                                    const std::vector<TensorView> &operands,
+                                    const TensorView &result,
+                                    const std::vector<int64_t> &attrs) {
+  constexpr size_t kInline = 16;
+  void *inlinePointers[kInline];
+  std::vector<void *> heapPointers;
+  void **pointers = inlinePointers;
+  if (operands.size() > kInline) {
+    heapPointers.resize(operands.size());
+    pointers = heapPointers.data();
+  }
+  for (size_t k = 0; k < operands.size(); ++k)
+    pointers[k] = operands[k].data;
+  auto fused = img::readAttrs<img::FusedAttrs>(attrs);
+  parallelFor(countOf(result.shape), fused.costPerElement,
+              [&](int64_t begin, int64_t end) {
+                kernel(pointers, result.data, begin, end);
+              });
+}
+
 bool tandem::rt::runCpuKernel(int64_t kind,
                               const std::vector<TensorView> &operands,
                               const TensorView &result,

@@ -9,6 +9,7 @@
 #ifndef TANDEM_RUNTIME_LIB_CPU_CPUKERNELS_H
 #define TANDEM_RUNTIME_LIB_CPU_CPUKERNELS_H
 
+#include "tandem/runtime/ModelImage.h"
 #include "tandem/runtime/Tensor.h"
 
 #include <string>
@@ -27,6 +28,13 @@ struct TensorView {
 bool runCpuKernel(int64_t kind, const std::vector<TensorView> &operands,
                   const TensorView &result, const std::vector<int64_t> &attrs,
                   std::string &error);
+
+/// Runs a fused group's generated kernel over the result's elements, split
+/// across the thread pool (`attrs`: image::FusedAttrs).
+void runGeneratedKernel(image::FusedKernel kernel,
+                        const std::vector<TensorView> &operands,
+                        const TensorView &result,
+                        const std::vector<int64_t> &attrs);
 
 /// Whether the CPU backend has a kernel for `kind` (false outside the kinds
 /// of OpKinds.def).

@@ -962,7 +962,7 @@ func.func @pin_attr_integer(%x: tensor<4xf32>) {
 // -----
 
 func.func @unknown_tandem_attr(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.workspace_offset', 'tandem.queue', 'tandem.scheduled', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes' and 'tandem.gpu_arena_bytes'}}
+  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.workspace_offset', 'tandem.queue', 'tandem.scheduled', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes', 'tandem.gpu_arena_bytes' and 'tandem.kernel'}}
   %0 = tandem.relu %x {tandem.placement = #tandem.device<gpu>} : tensor<4xf32>
   return
 }
@@ -1106,4 +1106,76 @@ func.func @rank_nine(%x: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x
   // expected-error @+1 {{'tandem.pin' asks for #tandem.device<gpu> but 'tandem.relu' cannot run on a gpu (a tensor of rank above 8, the most the GPU kernels take)}}
   %0 = tandem.relu %x {tandem.pin = #tandem.device<gpu>} : tensor<1x1x1x1x1x1x1x1x2xf32>
   return %0 : tensor<1x1x1x1x1x1x1x1x2xf32>
+}
+
+// -----
+
+func.func @fused_body_not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are}}
+    %m = tandem.matmul %a, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    tandem.yield %m : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @fused_body_broadcasts(%x: tensor<4xf32>, %y: tensor<2x4xf32>) -> tensor<2x4xf32> {
+  %r = tandem.fused(%x, %y) : (tensor<4xf32>, tensor<2x4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<4xf32>, %b: tensor<2x4xf32>):
+    // expected-error @+1 {{has shape [4] in a fused group of shape [2, 4]: only the group's inputs may broadcast}}
+    %e = tandem.exp %a : tensor<4xf32>
+    %s = tandem.add %e, %b : tensor<4xf32>, tensor<2x4xf32> -> tensor<2x4xf32>
+    tandem.yield %s : tensor<2x4xf32>
+  }
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @fused_input_does_not_broadcast(%x: tensor<3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{input #0 of shape [3] does not broadcast to the result shape [2, 4]}}
+  %r = tandem.fused(%x) : (tensor<3xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<3xf32>):
+    %e = tandem.exp %a : tensor<3xf32>
+    tandem.yield %e : tensor<3xf32>
+  }
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @fused_yield_type(%x: tensor<4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{yields 'tensor<4xf32>' but its result is 'tensor<2x4xf32>'}}
+  %r = tandem.fused(%x) : (tensor<4xf32>) -> tensor<2x4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    %e = tandem.exp %a : tensor<4xf32>
+    tandem.yield %e : tensor<4xf32>
+  }
+  return %r : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @fused_argument_types(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{the body's arguments must have the types of the inputs, in order}}
+  %r = tandem.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<2x4xf32>):
+    %e = tandem.exp %a : tensor<2x4xf32>
+    tandem.yield %e : tensor<2x4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_empty(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{has an empty body: a group computes at least one op}}
+  %r = tandem.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xf32>):
+    tandem.yield %a : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
 }

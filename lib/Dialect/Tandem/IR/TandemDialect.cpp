@@ -41,7 +41,7 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
   StringRef name = attr.getName().strref();
   if (name == kOffsetAttrName || name == kWorkspaceOffsetAttrName ||
-      name == kGpuMemoryBudgetAttrName ||
+      name == kGpuMemoryBudgetAttrName || name == kKernelAttrName ||
       name == kCpuArenaBytesAttrName || name == kGpuArenaBytesAttrName) {
     auto value = dyn_cast<IntegerAttr>(attr.getValue());
     if (!value || !value.getType().isSignlessInteger(64) ||
@@ -72,8 +72,9 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                            << kWorkspaceOffsetAttrName << "', '"
                            << kQueueAttrName << "', '" << kScheduledAttrName
                            << "', '" << kGpuMemoryBudgetAttrName << "', '"
-                           << kCpuArenaBytesAttrName << "' and '"
-                           << kGpuArenaBytesAttrName << "'";
+                           << kCpuArenaBytesAttrName << "', '"
+                           << kGpuArenaBytesAttrName << "' and '"
+                           << kKernelAttrName << "'";
   auto device = dyn_cast<DeviceAttr>(attr.getValue());
   if (!device)
     return op->emitError() << "'" << name

@@ -779,12 +779,82 @@ LogicalResult DynamicSliceOp::verify() {
 }
 
 //===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+bool tandem::isFusible(Operation *op) {
+  if (!isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PowOp, NegOp,
+           AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
+           GeluOp, SiluOp, ErfOp, FloorOp, CeilOp, RoundOp, TruncOp>(op))
+    return false;
+  auto isF32 = [](Type type) {
+    return cast<ShapedType>(type).getElementType().isF32();
+  };
+  return llvm::all_of(op->getOperandTypes(), isF32) &&
+         llvm::all_of(op->getResultTypes(), isF32);
+}
+
+Value FusedOp::getYielded() {
+  return cast<YieldOp>(getBody().front().getTerminator()).getValue();
+}
+
+LogicalResult FusedOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getArgumentTypes() != getInputs().getTypes())
+    return emitOpError("the body's arguments must have the types of the "
+                       "inputs, in order");
+  ArrayRef<int64_t> shape = shapeOf(getResult());
+  for (auto [index, input] : llvm::enumerate(getInputs()))
+    if (!isBroadcastableTo(shapeOf(input), shape))
+      return emitOpError() << "input #" << index << " of shape "
+                           << formatShape(shapeOf(input))
+                           << " does not broadcast to the result shape "
+                           << formatShape(shape);
+  if (getYielded().getType() != getResult().getType())
+    return emitOpError() << "yields " << getYielded().getType()
+                         << " but its result is " << getResult().getType();
+  for (Operation &op : getBodyOps()) {
+    if (!isFusible(&op))
+      return op.emitOpError("cannot be part of a fused group: only the float "
+                            "arithmetic and unary functions on f32 are");
+    if (shapeOf(op.getResult(0)) != shape)
+      return op.emitOpError()
+             << "has shape " << formatShape(shapeOf(op.getResult(0)))
+             << " in a fused group of shape " << formatShape(shape)
+             << ": only the group's inputs may broadcast";
+  }
+  if (getBodyOps().empty())
+    return emitOpError("has an empty body: a group computes at least one op");
+  return success();
+}
+
+WorkEstimate FusedOp::estimateWork() {
+  WorkEstimate work;
+  for (Operation &op : getBodyOps())
+    work.flops += cast<WorkEstimateOpInterface>(op).estimateWork().flops;
+  // The body's values stay in registers: only the inputs are read and the
+  // result written.
+  for (Value input : getInputs())
+    work.bytesRead += getCheckedNumBytes(input.getType()).value_or(0);
+  work.bytesWritten = getCheckedNumBytes(getResult().getType()).value_or(0);
+  return work;
+}
+
+//===----------------------------------------------------------------------===//
 // Device support
 //===----------------------------------------------------------------------===//
 
 bool ShapeOp::canRunOn(DeviceKind kind) {
   // The shape is a host-side query: its result lives with the host.
   return kind == DeviceKind::CPU;
+}
+
+bool FusedOp::canRunOn(DeviceKind kind) {
+  if (kind == DeviceKind::GPU && !fitsGpuKernels(*this))
+    return false;
+  return llvm::all_of(getBodyOps(), [&](Operation &op) {
+    return cast<DeviceSupportOpInterface>(op).canRunOn(kind);
+  });
 }
 
 bool DynamicSliceOp::isHostOperand(unsigned operandIndex) {

@@ -124,6 +124,24 @@ LogicalResult CompareOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   return write(img::CompareAttrs{int64_t(getPredicate())}, words);
 }
 
+LogicalResult FusedOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
+  auto kernel = (*this)->getAttrOfType<IntegerAttr>(
+      TandemDialect::kKernelAttrName);
+  if (!kernel)
+    return emitOpError("has no generated kernel: --convert-tandem-to-llvm "
+                       "numbers each group's kernel ('")
+           << TandemDialect::kKernelAttrName << "')";
+  // Operations per element, for the thread pool's split: a libm call is
+  // worth tens of arithmetic operations.
+  int64_t cost = 0;
+  for (Operation &op : getBodyOps())
+    cost += isa<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp,
+                PowOp>(op)
+                ? 40
+                : 1;
+  return write(img::FusedAttrs{kernel.getInt(), cost}, words);
+}
+
 LogicalResult LinearOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   return write(img::LinearAttrs{getB() ? 1 : 0}, words);
 }

@@ -59,6 +59,12 @@ struct EmbeddingBagAttrs {
   int64_t mode, paddingIdx, includeLastOffset, hasWeights;
 };
 
+/// A fused group: its generated kernel's index in the model's kernel table
+/// and the rough operations per output element (for the thread pool).
+struct FusedAttrs {
+  int64_t kernel, costPerElement;
+};
+
 /// How many words a kind's attributes take: -1 for a list.
 template <typename Attrs> constexpr int64_t wordCount() {
   if constexpr (std::is_same_v<Attrs, ListAttrs>)

@@ -8,10 +8,10 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 7):
+// Layout (version 8):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
-//   predictedMakespanNs, predictedSerialNs,
+//   predictedMakespanNs, predictedSerialNs, numKernels,
 //   numInputs  x tensor,
 //   numOutputs x tensor,
 //   numWeights x (nameOffset, device, arenaOffset, tensor),
@@ -32,7 +32,9 @@
 // backend paces ops to them with --sim-timing=profile, and the profile
 // prints them beside what was measured, per op, per op kind and per the
 // cost model's op family (familyOffset: "gemm", "conv_depthwise", ...,
-// "transfer").
+// "transfer"). numKernels counts the generated kernels of fused groups
+// (kFused ops name theirs by index): the compiled model hands the runtime a
+// table of that many CPU entry points (FusedKernel).
 //
 //===----------------------------------------------------------------------===//
 
@@ -46,7 +48,12 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 7;
+constexpr int64_t kVersion = 8;
+
+/// A fused group's generated CPU kernel: computes the result's elements
+/// [begin, end) (row-major) from the operands' buffers.
+using FusedKernel = void (*)(void *const *operands, void *result,
+                             int64_t begin, int64_t end);
 
 /// The highest tensor rank the GPU kernels take (their layouts hold this
 /// many dimensions): placement keeps ops on higher-rank tensors on the CPU.
@@ -70,7 +77,15 @@ enum OpKind : int64_t {
 };
 
 /// The kernel families, one file of kernels per backend each.
-enum class KernelFamily { DataMovement, Elementwise, Gemm, Conv, Norm, Reduce };
+enum class KernelFamily {
+  DataMovement,
+  Elementwise,
+  Gemm,
+  Conv,
+  Norm,
+  Reduce,
+  Generated // the model's own kernels, from its kernel table
+};
 
 /// The family of a kind below kNumOpKinds.
 inline KernelFamily familyOf(int64_t kind) {

@@ -71,6 +71,9 @@ def Tandem_Dialect : Dialect {
         "tandem.cpu_arena_bytes";
     static constexpr ::llvm::StringLiteral kGpuArenaBytesAttrName =
         "tandem.gpu_arena_bytes";
+    /// Written by --convert-tandem-to-llvm on a tandem.fused: the index of
+    /// its generated kernel in the model's kernel table.
+    static constexpr ::llvm::StringLiteral kKernelAttrName = "tandem.kernel";
   }];
 }
 

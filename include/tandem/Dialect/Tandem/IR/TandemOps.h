@@ -26,6 +26,11 @@ namespace mlir::tandem {
 /// where its `tandem.device` attribute puts it. Null when unknown.
 DeviceAttr getPlacedDevice(Value value);
 
+/// Whether `op` may be part of a fused group (tandem.fused): an elementwise
+/// op that the generated kernels compute (the float arithmetic and unary
+/// functions), on f32.
+bool isFusible(Operation *op);
+
 } // namespace mlir::tandem
 
 #endif // TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_H

@@ -806,6 +806,68 @@ def Tandem_TransferOp : Tandem_Op<"transfer", [Tandem_RunsAs<"Transfer">,
 }
 
 //===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+def Tandem_FusedOp : Tandem_Op<"fused",
+    [IsolatedFromAbove, SingleBlock, Tandem_OwnWork,
+     Tandem_RunsAs<"Fused", ["writeRuntimeAttrs"]>],
+    DeclareOpInterfaceMethods<Tandem_DeviceSupportOpInterface, ["canRunOn"]>> {
+  let summary = "a group of elementwise ops run as one generated kernel";
+  let description = [{
+    `--tandem-fuse` gathers chains of elementwise ops (arithmetic, unary
+    functions, NumPy broadcasting of the group's inputs) into one op: its
+    body computes the result from the inputs with the ops of the group, and
+    `tandem.yield` gives it. The body's values are never materialized: the
+    code generator evaluates the whole body per output element in one loop
+    (vectorized on the CPU), so the group reads its inputs once, writes its
+    result once and is one launch.
+
+    The body's ops all have the result's shape; only the inputs (the block's
+    arguments) may broadcast to it. The body holds fusible ops alone
+    (`tandem::isFusible`: the float arithmetic and unary functions on f32).
+    The code generator
+    (`--convert-tandem-to-llvm`) numbers each group's kernel in the
+    discardable attribute `tandem.kernel`.
+
+    Placement, transfers, the schedule and memory planning see the group as
+    one op: its device is the group's, and it can run where every op of the
+    body can.
+
+    Work: the sum of its ops' FLOPs; reads its inputs, writes its result.
+
+    ```mlir
+    %y = tandem.fused(%x, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+    ^bb0(%a: tensor<4x8xf32>, %c: tensor<8xf32>):
+      %s = tandem.add %a, %c : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+      %r = tandem.relu %s : tensor<4x8xf32>
+      tandem.yield %r : tensor<4x8xf32>
+    }
+    ```
+  }];
+  let arguments = (ins Variadic<Tandem_Tensor>:$inputs);
+  let results = (outs Tandem_Tensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `(` $inputs `)` attr-dict `:` functional-type($inputs, $result) $body
+  }];
+  let hasRegionVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The body's ops, without the terminator, in order.
+    auto getBodyOps() { return getBody().front().without_terminator(); }
+    /// The value the body yields.
+    ::mlir::Value getYielded();
+  }];
+}
+
+def Tandem_YieldOp : Op<Tandem_Dialect, "yield",
+    [Pure, Terminator, HasParent<"FusedOp">]> {
+  let summary = "the result of a fused group's body";
+  let arguments = (ins Tandem_Tensor:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
+}
+
+//===----------------------------------------------------------------------===//
 // Schedule
 //===----------------------------------------------------------------------===//
 

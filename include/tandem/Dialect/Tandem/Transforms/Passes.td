@@ -34,6 +34,27 @@ def SinkSources : Pass<"tandem-sink-sources"> {
   }];
 }
 
+def Fuse : Pass<"tandem-fuse"> {
+  let summary = "Group chains of elementwise ops into tandem.fused ops";
+  let description = [{
+    Runs before placement, so that placement, transfers, the schedule and
+    memory planning see each group as one op whose body's values take no
+    memory. Walking each block from its end, every fusible op
+    (`tandem::isFusible`: float arithmetic and unary functions on f32) that
+    is not yet in a group starts one, and the group takes in the producers
+    of its operands that are fusible, have the group's shape (a smaller
+    operand is broadcast when read, never recomputed per element), are read
+    by the group's ops alone (a value read elsewhere is materialized, so its
+    producer stays out) and carry the same `tandem.pin` as the group (the
+    group keeps it). A group of one op is left as it is.
+
+    The group is built where its last op was: its inputs are the values its
+    ops read from outside, in order of first use, and its body holds its ops
+    in their order. The ops' locations are fused into the group's.
+  }];
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
+}
+
 def Place : Pass<"tandem-place", "::mlir::ModuleOp"> {
   let summary = "Choose the CPU or the GPU for every op, under a GPU memory "
                 "budget";

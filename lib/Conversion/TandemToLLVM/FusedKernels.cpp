@@ -1,0 +1,378 @@
+//===- FusedKernels.cpp - generated CPU code of fused groups --------------===//
+//
+// A fused group's result is walked as rows: its shape, without dimensions of
+// 1, is collapsed wherever every input either spans both neighbouring
+// dimensions or is broadcast along both, so that along the last (collapsed)
+// dimension each input is contiguous or a single repeated value. A chunk
+// [begin, end) of the result's elements covers parts of some rows; per row
+// the inputs' offsets are computed once, then a vector loop and a scalar
+// tail evaluate the body. The body's ops compute exactly what the prebuilt
+// CPU kernels compute (runtime/lib/cpu/Elementwise.cpp), in the same order
+// of operations, so a fused model gives the bits an unfused one gives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FusedKernels.h"
+
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
+#include "mlir/Conversion/LLVMCommon/ConversionTarget.h"
+#include "mlir/Conversion/LLVMCommon/TypeConverter.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/Transforms/DialectConversion.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+
+/// f32 lanes per vector: one AVX register.
+constexpr int64_t kVectorWidth = 8;
+
+/// The result walked as rows: `dims` (the collapsed shape; the last is the
+/// row) and, per input, its element stride along each (0: broadcast).
+struct RowLayout {
+  SmallVector<int64_t> dims;
+  SmallVector<SmallVector<int64_t>> strides;
+
+  int64_t rowLength() const { return dims.back(); }
+};
+
+RowLayout layoutOf(FusedOp fused) {
+  ArrayRef<int64_t> shape =
+      cast<ShapedType>(fused.getResult().getType()).getShape();
+  int64_t rank = shape.size();
+  size_t numInputs = fused.getInputs().size();
+  // Per input, the stride of each result dimension (NumPy's right-aligned
+  // broadcasting; a stretched dimension has stride 0).
+  SmallVector<SmallVector<int64_t>> full(numInputs);
+  for (auto [k, input] : llvm::enumerate(fused.getInputs())) {
+    ArrayRef<int64_t> inShape = cast<ShapedType>(input.getType()).getShape();
+    int64_t offset = rank - int64_t(inShape.size());
+    full[k].assign(rank, 0);
+    int64_t stride = 1;
+    for (int64_t d = rank - 1; d >= offset; --d) {
+      int64_t size = inShape[d - offset];
+      full[k][d] = size == 1 ? 0 : stride;
+      stride *= size;
+    }
+  }
+  RowLayout layout;
+  layout.strides.resize(numInputs);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (shape[d] == 1)
+      continue; // one index only: no stride matters
+    bool merges = !layout.dims.empty();
+    for (size_t k = 0; merges && k < numInputs; ++k)
+      merges = (layout.strides[k].back() == 0) == (full[k][d] == 0);
+    if (merges) {
+      // The previous dimension's stride is this one's times its size for
+      // an input spanning both, 0 for one broadcast along both.
+      layout.dims.back() *= shape[d];
+      for (size_t k = 0; k < numInputs; ++k)
+        layout.strides[k].back() = full[k][d];
+      continue;
+    }
+    layout.dims.push_back(shape[d]);
+    for (size_t k = 0; k < numInputs; ++k)
+      layout.strides[k].push_back(full[k][d]);
+  }
+  if (layout.dims.empty()) { // every dimension is 1: one element
+    layout.dims.push_back(1);
+    for (auto &strides : layout.strides)
+      strides.push_back(0);
+  }
+  return layout;
+}
+
+/// Emits the body of a fused group on one element or one vector of them.
+class BodyEmitter {
+public:
+  BodyEmitter(OpBuilder &builder, Location loc, Type type)
+      : b(builder), loc(loc), type(type) {}
+
+  /// The body's yielded value, given the inputs' values.
+  Value emit(FusedOp fused, ValueRange inputs) {
+    IRMapping values;
+    values.map(fused.getBody().front().getArguments(), inputs);
+    for (Operation &op : fused.getBodyOps()) {
+      SmallVector<Value> operands;
+      for (Value operand : op.getOperands())
+        operands.push_back(values.lookup(operand));
+      values.map(op.getResult(0), emitOp(&op, operands));
+    }
+    return values.lookup(fused.getYielded());
+  }
+
+private:
+  Value constant(float value) {
+    auto element = b.getF32FloatAttr(value);
+    if (auto vector = dyn_cast<VectorType>(type))
+      return b.create<arith::ConstantOp>(
+          loc, vector, DenseElementsAttr::get(vector, ArrayRef<Attribute>{element}));
+    return b.create<arith::ConstantOp>(loc, type, element);
+  }
+  Value cmp(arith::CmpFPredicate predicate, Value x, Value y) {
+    return b.create<arith::CmpFOp>(loc, predicate, x, y);
+  }
+  Value select(Value condition, Value x, Value y) {
+    return b.create<arith::SelectOp>(loc, condition, x, y);
+  }
+  Value add(Value x, Value y) { return b.create<arith::AddFOp>(loc, x, y); }
+  Value mul(Value x, Value y) { return b.create<arith::MulFOp>(loc, x, y); }
+  Value div(Value x, Value y) { return b.create<arith::DivFOp>(loc, x, y); }
+  Value neg(Value x) { return b.create<arith::NegFOp>(loc, x); }
+  Value exp(Value x) { return b.create<math::ExpOp>(loc, x); }
+  Value sqrt(Value x) { return b.create<math::SqrtOp>(loc, x); }
+  /// 1 / (1 + e^-x), the logistic function as the CPU kernels compute it.
+  Value logisticDenominator(Value x) { return add(constant(1), exp(neg(x))); }
+
+  /// NaN if either is NaN, else std::max (x < y ? y : x) or std::min
+  /// (y < x ? y : x): the CPU kernel's nanAware.
+  Value extremum(Value x, Value y, bool max) {
+    Value pick = max ? select(cmp(arith::CmpFPredicate::OLT, x, y), y, x)
+                     : select(cmp(arith::CmpFPredicate::OLT, y, x), y, x);
+    return select(cmp(arith::CmpFPredicate::UNO, x, y),
+                  constant(std::numeric_limits<float>::quiet_NaN()), pick);
+  }
+
+  /// The CPU kernel's fastTanh (Eigen's 13/6 rational approximation),
+  /// operation for operation.
+  Value tanh(Value v) {
+    const float bound = 7.90531110763549805f;
+    Value x = select(cmp(arith::CmpFPredicate::OLT, v, constant(-bound)),
+                     constant(-bound),
+                     select(cmp(arith::CmpFPredicate::OLT, constant(bound), v),
+                            constant(bound), v));
+    Value x2 = mul(x, x);
+    auto horner = [&](std::initializer_list<float> coefficients) {
+      auto it = coefficients.begin();
+      Value p = constant(*it++);
+      for (; it != coefficients.end(); ++it)
+        p = add(mul(p, x2), constant(*it));
+      return p;
+    };
+    Value p = horner({-2.76076847742355e-16f, 2.00018790482477e-13f,
+                      -8.60467152213735e-11f, 5.12229709037114e-08f,
+                      1.48572235717979e-05f, 6.37261928875436e-04f,
+                      4.89352455891786e-03f});
+    Value q = horner({1.19825839466702e-06f, 1.18534705686654e-04f,
+                      2.26843463243900e-03f, 4.89352518554385e-03f});
+    Value r = div(mul(x, p), q);
+    Value tiny = cmp(arith::CmpFPredicate::OLT,
+                     b.create<math::AbsFOp>(loc, v), constant(0.0004f));
+    return select(tiny, v, r);
+  }
+
+  Value emitOp(Operation *op, ArrayRef<Value> x) {
+    return llvm::TypeSwitch<Operation *, Value>(op)
+        .Case([&](AddOp) { return add(x[0], x[1]); })
+        .Case([&](SubOp) { return b.create<arith::SubFOp>(loc, x[0], x[1]); })
+        .Case([&](MulOp) { return mul(x[0], x[1]); })
+        .Case([&](DivOp) { return div(x[0], x[1]); })
+        .Case([&](MaximumOp) { return extremum(x[0], x[1], true); })
+        .Case([&](MinimumOp) { return extremum(x[0], x[1], false); })
+        .Case([&](PowOp) { return b.create<math::PowFOp>(loc, x[0], x[1]); })
+        .Case([&](NegOp) { return neg(x[0]); })
+        .Case([&](AbsOp) { return b.create<math::AbsFOp>(loc, x[0]); })
+        .Case([&](ExpOp) { return exp(x[0]); })
+        .Case([&](LogOp) { return b.create<math::LogOp>(loc, x[0]); })
+        .Case([&](SqrtOp) { return sqrt(x[0]); })
+        .Case([&](RsqrtOp) { return div(constant(1), sqrt(x[0])); })
+        .Case([&](TanhOp) { return tanh(x[0]); })
+        .Case([&](SigmoidOp) {
+          return div(constant(1), logisticDenominator(x[0]));
+        })
+        .Case([&](SiluOp) { return div(x[0], logisticDenominator(x[0])); })
+        .Case([&](ReluOp) {
+          // v > 0 or NaN keeps v (reluOf).
+          return select(cmp(arith::CmpFPredicate::UGT, x[0], constant(0)),
+                        x[0], constant(0));
+        })
+        .Case([&](GeluOp) {
+          Value erf = b.create<math::ErfOp>(
+              loc, mul(x[0], constant(0.70710678118654752f)));
+          return mul(mul(constant(0.5f), x[0]), add(constant(1), erf));
+        })
+        .Case([&](ErfOp) { return b.create<math::ErfOp>(loc, x[0]); })
+        .Case([&](FloorOp) { return b.create<math::FloorOp>(loc, x[0]); })
+        .Case([&](CeilOp) { return b.create<math::CeilOp>(loc, x[0]); })
+        // nearbyint in the default rounding mode: halves to even.
+        .Case([&](RoundOp) { return b.create<math::RoundEvenOp>(loc, x[0]); })
+        .Case([&](TruncOp) { return b.create<math::TruncOp>(loc, x[0]); })
+        .Default([&](Operation *) -> Value {
+          llvm_unreachable("the fused op's verifier admits fusible ops only");
+        });
+  }
+
+  OpBuilder &b;
+  Location loc;
+  Type type;
+};
+
+} // namespace
+
+void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
+                                 StringRef name) {
+  MLIRContext *context = module.getContext();
+  Location loc = fused.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  auto vector = VectorType::get({kVectorWidth}, f32);
+  auto kernel = b.create<func::FuncOp>(
+      loc, name, b.getFunctionType({ptr, ptr, i64, i64}, {}));
+  Block *entry = kernel.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value operandArray = entry->getArgument(0), result = entry->getArgument(1),
+        begin = entry->getArgument(2), end = entry->getArgument(3);
+
+  auto index = [&](int64_t value) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
+  };
+  auto elementAt = [&](Value base, Value offset) -> Value {
+    return b.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{offset});
+  };
+  RowLayout layout = layoutOf(fused);
+  size_t numInputs = fused.getInputs().size();
+  SmallVector<Value> bases;
+  for (size_t k = 0; k < numInputs; ++k) {
+    Value slot = b.create<LLVM::GEPOp>(loc, ptr, ptr, operandArray,
+                                       ArrayRef<LLVM::GEPArg>{int32_t(k)});
+    bases.push_back(b.create<LLVM::LoadOp>(loc, ptr, slot));
+  }
+
+  // Rows [begin / C, ceil(end / C)).
+  Value rowLength = index(layout.rowLength());
+  Value firstRow = b.create<arith::DivSIOp>(loc, begin, rowLength);
+  Value rowsEnd = b.create<arith::DivSIOp>(
+      loc, b.create<arith::AddIOp>(loc, end, index(layout.rowLength() - 1)),
+      rowLength);
+  auto rows = b.create<scf::ForOp>(loc, firstRow, rowsEnd, index(1));
+  b.setInsertionPointToStart(rows.getBody());
+  Value row = rows.getInductionVar();
+  Value rowStart = b.create<arith::MulIOp>(loc, row, rowLength);
+  Value first = b.create<arith::MaxSIOp>(
+      loc, b.create<arith::SubIOp>(loc, begin, rowStart), index(0));
+  Value last = b.create<arith::MinSIOp>(
+      loc, b.create<arith::SubIOp>(loc, end, rowStart), rowLength);
+
+  // Each input's offset at the row's start, from the row's index in the
+  // outer dimensions.
+  SmallVector<Value> rowOffsets(numInputs, index(0));
+  Value rest = row;
+  for (int64_t d = int64_t(layout.dims.size()) - 2; d >= 0; --d) {
+    Value size = index(layout.dims[d]);
+    Value at = d == 0 ? rest : b.create<arith::RemSIOp>(loc, rest, size);
+    for (size_t k = 0; k < numInputs; ++k)
+      if (int64_t stride = layout.strides[k][d])
+        rowOffsets[k] = b.create<arith::AddIOp>(
+            loc, rowOffsets[k],
+            b.create<arith::MulIOp>(loc, at, index(stride)));
+    if (d > 0)
+      rest = b.create<arith::DivSIOp>(loc, rest, size);
+  }
+  // An input broadcast along the row is one value for the whole row.
+  SmallVector<Value> rowValues(numInputs);
+  for (size_t k = 0; k < numInputs; ++k)
+    if (layout.strides[k].back() == 0)
+      rowValues[k] = b.create<LLVM::LoadOp>(
+          loc, f32, elementAt(bases[k], rowOffsets[k]), /*alignment=*/4);
+
+  // Evaluates the body at [column, column + width) of the row.
+  auto emitColumns = [&](OpBuilder &builder, Value column, Type type) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(builder.getInsertionBlock(),
+                        builder.getInsertionPoint());
+    SmallVector<Value> inputs;
+    for (size_t k = 0; k < numInputs; ++k) {
+      if (rowValues[k]) {
+        inputs.push_back(type == f32 ? rowValues[k]
+                                     : b.create<vector::SplatOp>(
+                                           loc, type, rowValues[k]));
+        continue;
+      }
+      Value offset = b.create<arith::AddIOp>(loc, rowOffsets[k], column);
+      inputs.push_back(b.create<LLVM::LoadOp>(
+          loc, type, elementAt(bases[k], offset), /*alignment=*/4));
+    }
+    Value value = BodyEmitter(b, loc, type).emit(fused, inputs);
+    b.create<LLVM::StoreOp>(
+        loc, value,
+        elementAt(result, b.create<arith::AddIOp>(loc, rowStart, column)),
+        /*alignment=*/4);
+  };
+  // Whole vectors, then the rest one by one.
+  Value vectorEnd = b.create<arith::AddIOp>(
+      loc, first,
+      b.create<arith::MulIOp>(
+          loc,
+          b.create<arith::DivSIOp>(
+              loc, b.create<arith::SubIOp>(loc, last, first),
+              index(kVectorWidth)),
+          index(kVectorWidth)));
+  b.create<scf::ForOp>(loc, first, vectorEnd, index(kVectorWidth),
+                       ValueRange{},
+                       [&](OpBuilder &builder, Location, Value column,
+                           ValueRange) {
+                         emitColumns(builder, column, vector);
+                         builder.create<scf::YieldOp>(loc);
+                       });
+  b.create<scf::ForOp>(loc, vectorEnd, last, index(1), ValueRange{},
+                       [&](OpBuilder &builder, Location, Value column,
+                           ValueRange) {
+                         emitColumns(builder, column, f32);
+                         builder.create<scf::YieldOp>(loc);
+                       });
+  b.setInsertionPointAfter(rows);
+  b.create<func::ReturnOp>(loc);
+}
+
+LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  {
+    // erf has no LLVM intrinsic: a call of libm's erff per lane, as the
+    // prebuilt kernels make. (The other math ops become LLVM intrinsics.)
+    SmallVector<Operation *> erfs;
+    module.walk([&](math::ErfOp erf) { erfs.push_back(erf); });
+    RewritePatternSet patterns(context);
+    populateMathToLibmConversionPatterns(patterns);
+    GreedyRewriteConfig config;
+    config.strictMode = GreedyRewriteStrictness::ExistingAndNewOps;
+    bool changed = false;
+    if (!erfs.empty() &&
+        failed(applyOpPatternsAndFold(erfs, std::move(patterns), config,
+                                      &changed)))
+      return module.emitError("could not lower the generated kernels' erf "
+                              "to libm calls");
+  }
+  LLVMConversionTarget target(*context);
+  target.addLegalOp<ModuleOp>();
+  LLVMTypeConverter converter(context);
+  RewritePatternSet patterns(context);
+  populateSCFToControlFlowConversionPatterns(patterns);
+  arith::populateArithToLLVMConversionPatterns(converter, patterns);
+  populateMathToLLVMConversionPatterns(converter, patterns);
+  populateVectorToLLVMConversionPatterns(converter, patterns);
+  cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
+  populateFuncToLLVMConversionPatterns(converter, patterns);
+  if (failed(applyFullConversion(module, target, std::move(patterns))))
+    return module.emitError("could not lower the generated kernels to the "
+                            "LLVM dialect");
+  return success();
+}

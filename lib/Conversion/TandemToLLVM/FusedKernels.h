@@ -1,0 +1,35 @@
+//===- FusedKernels.h - generated CPU code of fused groups ------*- C++ -*-===//
+//
+// Each tandem.fused group becomes one function of the compiled model,
+//
+//   void kernel(void *const *operands, void *result, int64_t begin, int64_t end)
+//
+// (image::FusedKernel), which computes the result's elements [begin, end)
+// with the group's body evaluated per element in registers: vector loads of
+// the inputs, the body's ops as arith/math ops on vector<8xf32>, one vector
+// store; a scalar loop finishes each row. The runtime's thread pool calls it
+// on chunks of the result.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_LIB_CONVERSION_TANDEMTOLLVM_FUSEDKERNELS_H
+#define TANDEM_LIB_CONVERSION_TANDEMTOLLVM_FUSEDKERNELS_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+
+namespace mlir::tandem {
+
+/// Emits `fused`'s kernel as a func.func named `name` at the end of
+/// `module`, in the func, scf, arith, math and llvm dialects.
+void generateFusedKernel(ModuleOp module, FusedOp fused, StringRef name);
+
+/// Lowers the generated kernels (and anything else left in the func, scf,
+/// arith, math and vector dialects) to the LLVM dialect; math functions
+/// LLVM has no instruction for become libm calls, as the prebuilt kernels
+/// make them.
+LogicalResult lowerGeneratedKernelsToLLVM(ModuleOp module);
+
+} // namespace mlir::tandem
+
+#endif // TANDEM_LIB_CONVERSION_TANDEMTOLLVM_FUSEDKERNELS_H

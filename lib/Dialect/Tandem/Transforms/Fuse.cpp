@@ -1,0 +1,131 @@
+//===- Fuse.cpp - elementwise chains into tandem.fused ops ----------------===//
+
+#include "tandem/Dialect/Tandem/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::tandem {
+#define GEN_PASS_DEF_FUSE
+#include "tandem/Dialect/Tandem/Transforms/Passes.h.inc"
+} // namespace mlir::tandem
+
+using namespace mlir;
+using namespace mlir::tandem;
+
+namespace {
+
+/// The attributes a group's ops must agree on, and the group keeps: where
+/// the user pinned them, and where they are placed if they already are.
+constexpr StringLiteral kGroupAttrs[] = {TandemDialect::kPinAttrName,
+                                         TandemDialect::kDeviceAttrName};
+
+bool sameGroupAttrs(Operation *a, Operation *b) {
+  return llvm::all_of(kGroupAttrs, [&](StringLiteral name) {
+    return a->getAttr(name) == b->getAttr(name);
+  });
+}
+
+/// The ops of the group that ends at `root`, in no particular order.
+llvm::SetVector<Operation *> growGroup(Operation *root,
+                                      const DenseSet<Operation *> &taken) {
+  llvm::SetVector<Operation *> members;
+  members.insert(root);
+  Type shape = root->getResult(0).getType();
+  auto joins = [&](Operation *producer) {
+    return producer && producer->getBlock() == root->getBlock() &&
+           !taken.contains(producer) && !members.contains(producer) &&
+           isFusible(producer) && producer->getResult(0).getType() == shape &&
+           sameGroupAttrs(producer, root) &&
+           llvm::all_of(producer->getUsers(), [&](Operation *user) {
+             return members.contains(user);
+           });
+  };
+  // A producer read by two members joins once both have: repeat until no
+  // producer joins.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < members.size(); ++i)
+      for (Value operand : members[i]->getOperands())
+        if (Operation *producer = operand.getDefiningOp(); joins(producer)) {
+          members.insert(producer);
+          grew = true;
+        }
+  }
+  return members;
+}
+
+/// Replaces the group's ops (in block order; the last is the root) by one
+/// tandem.fused where the root was.
+void buildGroup(ArrayRef<Operation *> ops) {
+  Operation *root = ops.back();
+  llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
+  llvm::SetVector<Value> inputs;
+  SmallVector<Location> locations;
+  for (Operation *op : ops) {
+    locations.push_back(op->getLoc());
+    for (Value operand : op->getOperands())
+      if (!inGroup.contains(operand.getDefiningOp()))
+        inputs.insert(operand);
+  }
+  OpBuilder builder(root);
+  MLIRContext *context = root->getContext();
+  auto fused = builder.create<FusedOp>(
+      FusedLoc::get(context, locations), root->getResult(0).getType(),
+      inputs.getArrayRef());
+  for (StringLiteral name : kGroupAttrs)
+    if (Attribute value = root->getAttr(name))
+      fused->setAttr(name, value);
+  Block *body = builder.createBlock(&fused.getBody());
+  IRMapping mapping;
+  for (Value input : inputs)
+    mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
+  for (Operation *op : ops) {
+    Operation *clone = builder.clone(*op, mapping);
+    for (StringLiteral name : kGroupAttrs)
+      clone->removeAttr(name);
+  }
+  builder.create<YieldOp>(root->getLoc(),
+                          mapping.lookup(root->getResult(0)));
+  root->getResult(0).replaceAllUsesWith(fused.getResult());
+  for (Operation *op : llvm::reverse(ops))
+    op->erase();
+}
+
+void fuseBlock(Block &block) {
+  DenseSet<Operation *> taken;
+  SmallVector<SmallVector<Operation *>> groups;
+  for (Operation &op : llvm::reverse(block)) {
+    if (taken.contains(&op) || !isFusible(&op))
+      continue;
+    llvm::SetVector<Operation *> members = growGroup(&op, taken);
+    taken.insert(members.begin(), members.end());
+    if (members.size() < 2)
+      continue;
+    SmallVector<Operation *> ordered(members.begin(), members.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    groups.push_back(std::move(ordered));
+  }
+  for (ArrayRef<Operation *> group : groups)
+    buildGroup(group);
+}
+
+struct Fuse : tandem::impl::FuseBase<Fuse> {
+  void runOnOperation() override {
+    // Blocks of the ops themselves, not the bodies of groups already built.
+    getOperation()->walk<WalkOrder::PreOrder>([](Operation *op) {
+      if (isa<FusedOp>(op))
+        return WalkResult::skip();
+      for (Region &region : op->getRegions())
+        for (Block &block : region)
+          fuseBlock(block);
+      return WalkResult::advance();
+    });
+  }
+};
+
+} // namespace

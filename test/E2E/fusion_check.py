@@ -1,0 +1,167 @@
+"""Fused and unfused models give the same bits.
+
+Random chains of the fusible ops (every float arithmetic op and unary
+function) over inputs that broadcast in every way NumPy allows (leading
+dimensions missing, dimensions of 1 anywhere, scalars), fed NaN, +-inf, -0,
+huge and tiny values beside ordinary ones. Each chain reads earlier values
+of the chain again (diamonds), and some of its intermediate values are also
+results of the model, so they must stay materialized. Every model is
+compiled fused (the default) and with --fuse=false, all on the CPU, and
+fused with every op on the GPU (sim backend, which runs the same generated
+kernels); the outputs must be equal bit for bit, NaN meeting NaN. The
+shapes include rows long enough that the thread pool splits one row across
+chunks.
+
+Usage: fusion_check.py TANDEM_COMPILE WORKDIR
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+import tandem_e2e  # noqa: E402
+
+rng = np.random.default_rng(7)
+
+UNARY = ["neg", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid",
+         "relu", "gelu", "silu", "erf", "floor", "ceil", "round", "trunc"]
+BINARY = ["add", "sub", "mul", "div", "maximum", "minimum", "pow"]
+SHAPES = [(), (1,), (7,), (2, 3), (4, 1, 9), (3, 5, 17), (2, 1, 3, 8),
+          (1, 33), (70001,), (3, 40003), (5, 2, 2, 3)]
+
+
+def tensor_type(shape):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+
+
+def broadcast_shape_of(shape):
+    """A shape that broadcasts to `shape`: leading dimensions dropped, some
+    dimensions made 1."""
+    drop = rng.integers(0, len(shape) + 1)
+    kept = list(shape[drop:])
+    return tuple(1 if rng.random() < 0.4 else d for d in kept)
+
+
+def values(shape):
+    x = rng.standard_normal(shape).astype(np.float32) * np.float32(3)
+    flat = x.reshape(-1)
+    special = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30, -1e30,
+                        1e-30, 88.8, -104.0, 0.5, 2.5], np.float32)
+    if flat.size:
+        count = min(flat.size, rng.integers(0, 6))
+        flat[rng.choice(flat.size, count, replace=False)] = \
+            rng.choice(special, count)
+    return x
+
+
+def chain(prefix, shape, args, lines, results):
+    """Appends one chain's ops; returns its value."""
+    full = f"%{prefix}v0"
+    lines.append(f"  {full} = tandem.add {args[0][0]}, {args[1][0]} : "
+                 f"{tensor_type(args[0][1])}, {tensor_type(args[1][1])} -> "
+                 f"{tensor_type(shape)}")
+    chain_values = [full]
+    for step in range(1, rng.integers(2, 9)):
+        name = f"%{prefix}v{step}"
+        if rng.random() < 0.5:
+            op = rng.choice(UNARY)
+            lines.append(f"  {name} = tandem.{op} {chain_values[-1]} : "
+                         f"{tensor_type(shape)}")
+        else:
+            op = rng.choice(BINARY)
+            other_pool = [(v, shape) for v in chain_values] + args
+            other, other_shape = other_pool[rng.integers(len(other_pool))]
+            lhs, rhs = (chain_values[-1], shape), (other, other_shape)
+            if rng.random() < 0.5:
+                lhs, rhs = rhs, lhs
+            lines.append(f"  {name} = tandem.{op} {lhs[0]}, {rhs[0]} : "
+                         f"{tensor_type(lhs[1])}, {tensor_type(rhs[1])} -> "
+                         f"{tensor_type(shape)}")
+        chain_values.append(name)
+        # Now and then an intermediate value is a result too.
+        if step < 3 and rng.random() < 0.15:
+            results.append((name, shape))
+    results.append((chain_values[-1], shape))
+
+
+def model(index):
+    inputs, args_by_chain, lines, results = [], [], [], []
+    for c in range(rng.integers(1, 4)):
+        shape = SHAPES[rng.integers(len(SHAPES))]
+        if len(shape) and np.prod(shape) > 50000 and c > 0:
+            shape = (5, 7)  # one long shape per model keeps runs short
+        args = []
+        for k in range(rng.integers(2, 5)):
+            arg_shape = shape if k == 0 else broadcast_shape_of(shape)
+            args.append((f"%a{len(inputs)}", arg_shape))
+            inputs.append(values(arg_shape))
+        chain(f"c{c}", shape, args, lines, results)
+    signature = ", ".join(f"%a{k}: {tensor_type(x.shape)}"
+                          for k, x in enumerate(inputs))
+    result_types = ", ".join(tensor_type(s) for _, s in results)
+    text = (f"func.func @main({signature}) -> ({result_types}) {{\n" +
+            "\n".join(lines) + "\n  return " +
+            ", ".join(v for v, _ in results) + " : " + result_types +
+            "\n}\n")
+    return text, inputs
+
+
+def same_bits(a, b):
+    if a.shape != b.shape:
+        return False
+    both_nan = np.isnan(a) & np.isnan(b)
+    return bool(np.all((a.view(np.uint32) == b.view(np.uint32)) | both_nan))
+
+
+def main():
+    compiler, workdir = sys.argv[1], sys.argv[2]
+    os.makedirs(workdir, exist_ok=True)
+    failures = fused_groups = 0
+    models = 24
+    for index in range(models):
+        text, inputs = model(index)
+        directory = os.path.join(workdir, f"model{index}")
+        os.makedirs(directory, exist_ok=True)
+        path = os.path.join(directory, "model.mlir")
+        with open(path, "w") as f:
+            f.write(text)
+        outputs = {}
+        for variant, flags in [("fused-cpu", ["--strategy=all-cpu"]),
+                               ("plain-cpu", ["--strategy=all-cpu",
+                                              "--fuse=false"]),
+                               ("fused-gpu", ["--strategy=all-gpu"])]:
+            binary = os.path.join(directory, variant)
+            compiled = subprocess.run([compiler, path, "-o", binary] + flags,
+                                      capture_output=True, text=True)
+            if compiled.returncode != 0:
+                print(f"model {index} [{variant}]: FAILED to compile\n"
+                      f"{compiled.stderr}")
+                failures += 1
+                break
+            outputs[variant], profile = tandem_e2e.run(
+                binary, inputs, {}, os.path.join(directory, variant + ".run"),
+                ["--profile"])
+            if variant == "fused-cpu":
+                fused_groups += profile.count("fused(")
+        if len(outputs) < 3:
+            continue
+        for variant in ("fused-cpu", "fused-gpu"):
+            for k, (want, got) in enumerate(zip(outputs["plain-cpu"],
+                                                outputs[variant])):
+                if not same_bits(want, got):
+                    bad = ~((want.view(np.uint32) == got.view(np.uint32)) |
+                            (np.isnan(want) & np.isnan(got)))
+                    where = np.argwhere(bad)[:3].tolist()
+                    print(f"model {index} [{variant}] result {k}: FAILED "
+                          f"at {where}: {got[bad][:3]} vs {want[bad][:3]}\n"
+                          f"{text}")
+                    failures += 1
+    print(f"{models} models, {fused_groups} fused groups, "
+          f"{failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,112 @@
+// RUN: tandem-opt %s --tandem-fuse --split-input-file | FileCheck %s
+// RUN: tandem-opt %s --tandem-fuse --split-input-file | tandem-opt --split-input-file | FileCheck %s
+
+// An epilogue chain after a GEMM fuses, the bias broadcast when read; the
+// GEMM itself is not fusible and stays.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[M:.*]] = tandem.matmul
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[M]], %arg2) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>):
+// CHECK-NEXT:   %[[S:.*]] = tandem.add %[[X]], %[[B]]
+// CHECK-NEXT:   %[[G:.*]] = tandem.gelu %[[S]]
+// CHECK-NEXT:   %[[T:.*]] = tandem.mul %[[G]], %[[X]]
+// CHECK-NEXT:   tandem.yield %[[T]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @chain(%x: tensor<4x16xf32>, %w: tensor<16x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %m = tandem.matmul %x, %w : (tensor<4x16xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %s = tandem.add %m, %b : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %g = tandem.gelu %s : tensor<4x8xf32>
+  %t = tandem.mul %g, %m : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %t : tensor<4x8xf32>
+}
+
+// -----
+
+// A diamond (one value read by two ops of the group) is one group.
+// CHECK-LABEL: func.func @diamond
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0) : (tensor<16xf32>) -> tensor<16xf32> {
+// CHECK: tandem.exp
+// CHECK: tandem.log
+// CHECK: tandem.sqrt
+// CHECK: tandem.add
+// CHECK: tandem.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @diamond(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %e = tandem.exp %x : tensor<16xf32>
+  %a = tandem.log %e : tensor<16xf32>
+  %b = tandem.sqrt %e : tensor<16xf32>
+  %r = tandem.add %a, %b : tensor<16xf32>, tensor<16xf32> -> tensor<16xf32>
+  return %r : tensor<16xf32>
+}
+
+// -----
+
+// A value read outside the group (here a result of the function) is
+// materialized: its producer heads a group of its own, and the group that
+// reads it takes it as an input.
+// CHECK-LABEL: func.func @materialized
+// CHECK-NEXT: %[[A:.*]] = tandem.fused(%arg0) : (tensor<16xf32>) -> tensor<16xf32> {
+// CHECK: tandem.neg
+// CHECK: tandem.exp
+// CHECK: tandem.yield
+// CHECK: %[[B:.*]] = tandem.fused(%[[A]]) : (tensor<16xf32>) -> tensor<16xf32> {
+// CHECK: tandem.relu
+// CHECK: tandem.sigmoid
+// CHECK: tandem.yield
+// CHECK: return %[[A]], %[[B]]
+func.func @materialized(%x: tensor<16xf32>) -> (tensor<16xf32>, tensor<16xf32>) {
+  %n = tandem.neg %x : tensor<16xf32>
+  %e = tandem.exp %n : tensor<16xf32>
+  %r = tandem.relu %e : tensor<16xf32>
+  %s = tandem.sigmoid %r : tensor<16xf32>
+  return %e, %s : tensor<16xf32>, tensor<16xf32>
+}
+
+// -----
+
+// What must not fuse: an op of a smaller shape than the group (it is read
+// broadcast, not recomputed per element), ops on other element types, and
+// a lone fusible op (no group of one).
+// CHECK-LABEL: func.func @not_fused
+// CHECK-NEXT: %[[E:.*]] = tandem.exp %arg1 : tensor<8xf32>
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %[[E]])
+// CHECK: tandem.add
+// CHECK: tandem.tanh
+// CHECK: tandem.yield
+// CHECK: %[[H:.*]] = tandem.add %arg2, %arg2 : tensor<8xf16>
+// CHECK-NEXT: %[[H2:.*]] = tandem.relu %[[H]] : tensor<8xf16>
+// CHECK-NEXT: %[[I:.*]] = tandem.add %arg3, %arg3 : tensor<8xi64>
+// CHECK-NEXT: %[[I2:.*]] = tandem.neg %[[I]] : tensor<8xi64>
+// CHECK-NEXT: %[[L:.*]] = tandem.relu %arg1 : tensor<8xf32>
+func.func @not_fused(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %h: tensor<8xf16>, %i: tensor<8xi64>)
+    -> (tensor<4x8xf32>, tensor<8xf16>, tensor<8xi64>, tensor<8xf32>) {
+  %e = tandem.exp %y : tensor<8xf32>
+  %a = tandem.add %x, %e : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %t = tandem.tanh %a : tensor<4x8xf32>
+  %h1 = tandem.add %h, %h : tensor<8xf16>, tensor<8xf16> -> tensor<8xf16>
+  %h2 = tandem.relu %h1 : tensor<8xf16>
+  %i1 = tandem.add %i, %i : tensor<8xi64>, tensor<8xi64> -> tensor<8xi64>
+  %i2 = tandem.neg %i1 : tensor<8xi64>
+  %l = tandem.relu %y : tensor<8xf32>
+  return %t, %h2, %i2, %l : tensor<4x8xf32>, tensor<8xf16>, tensor<8xi64>, tensor<8xf32>
+}
+
+// -----
+
+// Ops pinned to different devices are not grouped; ops of one pin are, and
+// the group keeps the pin (its body's ops carry none).
+// CHECK-LABEL: func.func @pins
+// CHECK-NEXT: %[[A:.*]] = tandem.neg %arg0 {tandem.pin = #tandem.device<cpu>}
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[A]]) {tandem.pin = #tandem.device<gpu>}
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tandem.exp %{{.*}} : tensor<16xf32>
+// CHECK-NEXT: tandem.relu %{{.*}} : tensor<16xf32>
+// CHECK-NEXT: tandem.yield
+func.func @pins(%x: tensor<16xf32>) -> tensor<16xf32> {
+  %a = tandem.neg %x {tandem.pin = #tandem.device<cpu>} : tensor<16xf32>
+  %b = tandem.exp %a {tandem.pin = #tandem.device<gpu>} : tensor<16xf32>
+  %c = tandem.relu %b {tandem.pin = #tandem.device<gpu>} : tensor<16xf32>
+  return %c : tensor<16xf32>
+}
