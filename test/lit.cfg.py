@@ -49,6 +49,16 @@ def _has_cuda_gpu():
 if _has_cuda_gpu():
     config.available_features.add("cuda-gpu")
 
+# The CUDA toolkit's PTX assembler: every generated PTX module is assembled
+# for sm_90 (a real check that it is valid PTX, with no GPU needed).
+_ptxas = shutil.which("ptxas") or (
+    "/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas")
+    else None)
+if _ptxas:
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", _ptxas))
+    config.environment["TANDEM_PTXAS"] = _ptxas
+
 # libFuzzer is clang's: the fuzz smoke test needs clang++ that links it.
 def _has_libfuzzer():
     clang = shutil.which("clang++")

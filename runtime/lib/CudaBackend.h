@@ -40,6 +40,11 @@ std::string describeDevices();
 /// rounded to 10 mantissa bits, products summed in f32): several times
 /// faster, with relative errors near 1e-3 instead of 1e-6.
 Device *start(int64_t arenaBytes, bool allowTf32, std::string &error);
+/// Loads the model's generated GPU kernels: `ptx` holds tandem_fused_N for
+/// each N of `onGpu` (of numKernels in the model's table).
+bool loadGeneratedKernels(Device *device, const std::string &ptx,
+                          const std::vector<int64_t> &onGpu,
+                          int64_t numKernels, std::string &error);
 /// Waits for the device's work and frees what start allocated.
 void stop(Device *device);
 void *arena(Device *device);

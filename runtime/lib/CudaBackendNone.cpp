@@ -17,6 +17,12 @@ cuda::Device *cuda::start(int64_t, bool, std::string &error) {
   return nullptr;
 }
 void cuda::stop(Device *) {}
+bool cuda::loadGeneratedKernels(Device *, const std::string &,
+                                const std::vector<int64_t> &, int64_t,
+                                std::string &error) {
+  error = "this runtime was built without CUDA";
+  return false;
+}
 void *cuda::arena(Device *) { return nullptr; }
 bool cuda::toDevice(Device *, void *, const void *, size_t,
                     std::string &error) {

@@ -68,6 +68,9 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     return false;
   }
   image.kernels = kernels;
+  int64_t ptxOffset = reader.next();
+  if (ptxOffset >= 0)
+    image.ptx = strings + ptxOffset;
   image.predictedMakespanSeconds = double(makespanNs) * 1e-9;
   image.predictedSerialSeconds = double(serialNs) * 1e-9;
   for (int64_t i = 0; i < inputs; ++i)

@@ -63,6 +63,8 @@ struct Image {
   /// The generated kernels of the model's fused groups.
   int64_t numKernels = 0;
   const image::FusedKernel *kernels = nullptr;
+  /// The PTX of the GPU-placed groups' kernels; empty when there are none.
+  std::string ptx;
 };
 
 /// Reads the image into `image`, or says what is wrong with it. The image

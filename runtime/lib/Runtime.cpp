@@ -174,6 +174,16 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
       return false;
     }
     rt.arenas[img::kGpu] = static_cast<uint8_t *>(cuda::arena(rt.gpu));
+    std::vector<int64_t> fusedOnGpu;
+    for (const OpRecord &op : rt.image.ops)
+      if (op.kind == img::kFused && op.device == img::kGpu)
+        fusedOnGpu.push_back(img::readAttrs<img::FusedAttrs>(op.attrs).kernel);
+    if (!fusedOnGpu.empty() &&
+        !cuda::loadGeneratedKernels(rt.gpu, rt.image.ptx, fusedOnGpu,
+                                    rt.image.numKernels, error)) {
+      error = "CUDA: " + error;
+      return false;
+    }
     rt.waitEachGpuOp = rt.options.profile || !rt.options.profileJson.empty() ||
                        !rt.options.trace.empty();
   } else {

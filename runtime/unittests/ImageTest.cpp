@@ -38,7 +38,8 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
   record.insert(record.end(), attrs.begin(), attrs.end());
   std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0,
                                 /*scheduled=*/1, /*makespanNs=*/2500,
-                                /*serialNs=*/2500, numKernels};
+                                /*serialNs=*/2500, numKernels,
+                                /*ptxOffset=*/-1};
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());
   return words;
@@ -113,7 +114,7 @@ TEST(ImageTest, RefusesAWrongAttributeCount) {
 
 TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
   std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0});
-  words[13] += 1; // the op's word count
+  words[14] += 1; // the op's word count
   EXPECT_NE(decodeError(words).find("(ReduceSum) has 1 attribute words"),
             std::string::npos);
 }

@@ -10,14 +10,15 @@
 // The header counts one kernel; the table goes to the runtime with the
 // image.
 
-// CHECK-LABEL: llvm.func internal @tandem_fused_0(%[[OPS:.*]]: !llvm.ptr, %[[RESULT:.*]]: !llvm.ptr, %[[BEGIN:.*]]: i64, %[[END:.*]]: i64)
+// CHECK-LABEL: llvm.func internal @tandem_fused_0(
+// CHECK-SAME: %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: i64, %{{.*}}: i64)
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> f32
 // CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr -> vector<8xf32>
 // CHECK: llvm.call @erff
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : vector<8xf32>, !llvm.ptr
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: dense<[6071219827799574861, 8, 3, 1, 0, 1, {{[0-9]+}}, 0, 0, 1, 0, 0, 1,
+// CHECK-SAME: dense<[6071219827799574861, 8, 3, 1, 0, 1, {{[0-9]+}}, 0, 0, 1, 0, 0, 1, -1,
 // CHECK-SAME: 55, 0,
 // CHECK-SAME: 2, 0, 42]>
 // CHECK: llvm.func internal @tandem_model_run
@@ -26,9 +27,9 @@
 // CHECK: llvm.mlir.addressof @tandem_fused_0
 // CHECK: llvm.call @tandem_rt_main(%arg0, %arg1, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 
+// LLVM: @tandem_model_kernels = internal constant [1 x ptr] [ptr @tandem_fused_0]
 // LLVM: define internal void @tandem_fused_0(ptr %0, ptr %1, i64 %2, i64 %3)
 // LLVM: load <8 x float>
-// LLVM: @tandem_model_kernels = internal constant [1 x ptr] [ptr @tandem_fused_0]
 // LLVM: call i32 @tandem_rt_main(i32 %0, ptr %1, ptr @tandem_model_image, ptr @tandem_model_strings, ptr @tandem_model_kernels, ptr @tandem_model_run)
 func.func @main(%x: tensor<4x37xf32>, %b: tensor<37xf32>, %c: tensor<4x1xf32>) -> tensor<4x37xf32> {
   %0 = tandem.add %x, %b : tensor<4x37xf32>, tensor<37xf32> -> tensor<4x37xf32>

@@ -8,7 +8,9 @@ of the chain again (diamonds), and some of its intermediate values are also
 results of the model, so they must stay materialized. Every model is
 compiled fused (the default) and with --fuse=false, all on the CPU, and
 fused with every op on the GPU (sim backend, which runs the same generated
-kernels); the outputs must be equal bit for bit, NaN meeting NaN. The
+kernels); the outputs must be equal bit for bit, NaN meeting NaN. Where
+the CUDA toolkit's ptxas is found ($TANDEM_PTXAS), each model's GPU kernels
+(--emit=ptx) are assembled for sm_90. The
 shapes include rows long enough that the thread pool splits one row across
 chunks.
 
@@ -118,7 +120,8 @@ def same_bits(a, b):
 def main():
     compiler, workdir = sys.argv[1], sys.argv[2]
     os.makedirs(workdir, exist_ok=True)
-    failures = fused_groups = 0
+    failures = fused_groups = assembled_modules = 0
+    ptxas = os.environ.get("TANDEM_PTXAS")
     models = 24
     for index in range(models):
         text, inputs = model(index)
@@ -140,6 +143,19 @@ def main():
                       f"{compiled.stderr}")
                 failures += 1
                 break
+            if variant == "fused-gpu" and ptxas:
+                # Every generated PTX module assembles for sm_90.
+                ptx = binary + ".ptx"
+                subprocess.run([compiler, path, "-o", ptx, "--emit=ptx"] +
+                               flags, check=True)
+                assembled = subprocess.run(
+                    [ptxas, "-arch=sm_90", ptx, "-o", binary + ".cubin"],
+                    capture_output=True, text=True)
+                if assembled.returncode != 0:
+                    print(f"model {index}: FAILED ptxas\n{assembled.stderr}")
+                    failures += 1
+                else:
+                    assembled_modules += 1
             outputs[variant], profile = tandem_e2e.run(
                 binary, inputs, {}, os.path.join(directory, variant + ".run"),
                 ["--profile"])
@@ -159,7 +175,7 @@ def main():
                           f"{text}")
                     failures += 1
     print(f"{models} models, {fused_groups} fused groups, "
-          f"{failures} failures")
+          f"{assembled_modules} PTX modules assembled, {failures} failures")
     return 1 if failures else 0
 
 

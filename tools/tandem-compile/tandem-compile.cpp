@@ -93,7 +93,9 @@ static cl::opt<bool> fuse(
              "(--tandem-fuse) before placement; --fuse=false to compare"),
     cl::init(true));
 static cl::opt<std::string> emit("emit", cl::cat(compileCategory),
-                                 cl::desc("exe, lib, obj, llvm or mlir"),
+                                 cl::desc("exe, lib, obj, llvm, mlir or ptx "
+                                          "(the GPU-placed fused groups' "
+                                          "kernels; empty without any)"),
                                  cl::init("exe"));
 
 static int fail(const llvm::Twine &message) {
@@ -274,9 +276,9 @@ int main(int argc, char **argv) {
     if (option->getNumOccurrences() && option->empty())
       return fail("--" + option->ArgStr + " is empty");
   if (emit != "exe" && emit != "lib" && emit != "obj" && emit != "llvm" &&
-      emit != "mlir")
+      emit != "mlir" && emit != "ptx")
     return fail("unknown --emit '" + emit +
-                "': expected exe, lib, obj, llvm or mlir");
+                "': expected exe, lib, obj, llvm, mlir or ptx");
 
   // Flags and the output path are checked before the model is read, so
   // their errors come first and alone.
@@ -361,11 +363,15 @@ int main(int argc, char **argv) {
   lowering.library = emit == "lib";
   lowering.testDropWait = testDropWait.getValue();
   lowering.deviceProfile = options.deviceProfile;
+  if (emit == "ptx")
+    lowering.ptxFile = outputFile.getValue();
   pm.addPass(tandem::createConvertTandemToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;
   if (emit == "mlir")
     return writeText([&](llvm::raw_ostream &os) { module->print(os); });
+  if (emit == "ptx")
+    return 0; // written by the lowering
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

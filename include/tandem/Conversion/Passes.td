@@ -23,7 +23,11 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
     vector loop and a scalar tail built with the scf, arith, math and vector
     dialects and lowered to the LLVM dialect with upstream's conversions.
     The table of kernels (`tandem_model_kernels`) goes to the runtime with
-    the image.
+    the image. A group placed on the GPU also gets a GPU kernel of the same
+    name, one thread per element (a grid-stride loop), compiled in process
+    to PTX for sm_80 (LLVM's NVPTX backend, with the CUDA toolkit's
+    libdevice for exp, log, erf and pow); the PTX is in the image's string
+    table, and the CUDA backend loads it when the model starts.
 
     Every op of the IR contract, and dense `arith.constant`s (folded
     shapes); anything else is an error naming it.
@@ -43,6 +47,9 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
            "Record each op's predicted time, and the schedule's makespan, "
            "by this device profile in the image (for --sim-timing=profile "
            "and the profile's predicted column); none without it">,
+    Option<"ptxFile", "ptx-file", "std::string", /*default=*/"\"\"",
+           "Also write the PTX of the GPU-placed fused groups' kernels to "
+           "this file (tandem-compile --emit=ptx)">,
     Option<"testDropWait", "test-drop-wait", "int64_t", /*default=*/"-1",
            "For tests of the runtime's race detector: leave the N-th "
            "tandem.wait (from 0, in block order) out of the program">
@@ -50,7 +57,8 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect", "::mlir::arith::ArithDialect",
     "::mlir::cf::ControlFlowDialect", "::mlir::func::FuncDialect",
-    "::mlir::math::MathDialect", "::mlir::scf::SCFDialect",
+    "::mlir::math::MathDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect",
     "::mlir::vector::VectorDialect"
   ];
 }

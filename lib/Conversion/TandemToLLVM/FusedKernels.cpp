@@ -26,6 +26,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -98,6 +99,28 @@ RowLayout layoutOf(FusedOp fused) {
       strides.push_back(0);
   }
   return layout;
+}
+
+/// Each input's element offset at the start of row `row`, from the row's
+/// index in the outer dimensions.
+SmallVector<Value> rowOffsetsOf(OpBuilder &b, Location loc,
+                                const RowLayout &layout, Value row) {
+  auto index = [&](int64_t value) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
+  };
+  SmallVector<Value> offsets(layout.strides.size(), index(0));
+  Value rest = row;
+  for (int64_t d = int64_t(layout.dims.size()) - 2; d >= 0; --d) {
+    Value size = index(layout.dims[d]);
+    Value at = d == 0 ? rest : b.create<arith::RemSIOp>(loc, rest, size);
+    for (size_t k = 0; k < offsets.size(); ++k)
+      if (int64_t stride = layout.strides[k][d])
+        offsets[k] = b.create<arith::AddIOp>(
+            loc, offsets[k], b.create<arith::MulIOp>(loc, at, index(stride)));
+    if (d > 0)
+      rest = b.create<arith::DivSIOp>(loc, rest, size);
+  }
+  return offsets;
 }
 
 /// Emits the body of a fused group on one element or one vector of them.
@@ -272,21 +295,7 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
   Value last = b.create<arith::MinSIOp>(
       loc, b.create<arith::SubIOp>(loc, end, rowStart), rowLength);
 
-  // Each input's offset at the row's start, from the row's index in the
-  // outer dimensions.
-  SmallVector<Value> rowOffsets(numInputs, index(0));
-  Value rest = row;
-  for (int64_t d = int64_t(layout.dims.size()) - 2; d >= 0; --d) {
-    Value size = index(layout.dims[d]);
-    Value at = d == 0 ? rest : b.create<arith::RemSIOp>(loc, rest, size);
-    for (size_t k = 0; k < numInputs; ++k)
-      if (int64_t stride = layout.strides[k][d])
-        rowOffsets[k] = b.create<arith::AddIOp>(
-            loc, rowOffsets[k],
-            b.create<arith::MulIOp>(loc, at, index(stride)));
-    if (d > 0)
-      rest = b.create<arith::DivSIOp>(loc, rest, size);
-  }
+  SmallVector<Value> rowOffsets = rowOffsetsOf(b, loc, layout, row);
   // An input broadcast along the row is one value for the whole row.
   SmallVector<Value> rowValues(numInputs);
   for (size_t k = 0; k < numInputs; ++k)
@@ -343,6 +352,65 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
   b.create<func::ReturnOp>(loc);
 }
 
+void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
+                                    StringRef name) {
+  MLIRContext *context = module.getContext();
+  Location loc = fused.getLoc();
+  OpBuilder b = OpBuilder::atBlockEnd(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type(), f32 = b.getF32Type();
+  size_t numInputs = fused.getInputs().size();
+  SmallVector<Type> arguments(numInputs + 1, ptr);
+  arguments.push_back(i64);
+  auto kernel =
+      b.create<func::FuncOp>(loc, name, b.getFunctionType(arguments, {}));
+  kernel->setAttr(kGpuKernelAttrName, b.getUnitAttr());
+  Block *entry = kernel.addEntryBlock();
+  b.setInsertionPointToStart(entry);
+  Value result = entry->getArgument(numInputs),
+        count = entry->getArgument(numInputs + 1);
+  auto index = [&](int64_t value) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
+  };
+  auto wide = [&](Value value) -> Value {
+    return b.create<arith::ExtUIOp>(loc, i64, value);
+  };
+  Type i32 = b.getI32Type();
+  // A grid-stride loop: any grid covers every element.
+  Value threads = wide(b.create<NVVM::BlockDimXOp>(loc, i32));
+  Value first = b.create<arith::AddIOp>(
+      loc,
+      b.create<arith::MulIOp>(loc, wide(b.create<NVVM::BlockIdXOp>(loc, i32)),
+                              threads),
+      wide(b.create<NVVM::ThreadIdXOp>(loc, i32)));
+  Value stride = b.create<arith::MulIOp>(
+      loc, wide(b.create<NVVM::GridDimXOp>(loc, i32)), threads);
+  RowLayout layout = layoutOf(fused);
+  auto elements = b.create<scf::ForOp>(loc, first, count, stride);
+  b.setInsertionPointToStart(elements.getBody());
+  Value element = elements.getInductionVar();
+  Value row = b.create<arith::DivSIOp>(loc, element, index(layout.rowLength()));
+  Value column = b.create<arith::SubIOp>(
+      loc, element,
+      b.create<arith::MulIOp>(loc, row, index(layout.rowLength())));
+  SmallVector<Value> offsets = rowOffsetsOf(b, loc, layout, row);
+  SmallVector<Value> inputs;
+  for (size_t k = 0; k < numInputs; ++k) {
+    Value offset = layout.strides[k].back()
+                       ? b.create<arith::AddIOp>(loc, offsets[k], column)
+                       : offsets[k];
+    Value address = b.create<LLVM::GEPOp>(loc, ptr, f32, entry->getArgument(k),
+                                          ValueRange{offset});
+    inputs.push_back(b.create<LLVM::LoadOp>(loc, f32, address, 4));
+  }
+  Value value = BodyEmitter(b, loc, f32).emit(fused, inputs);
+  b.create<LLVM::StoreOp>(
+      loc, value,
+      b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element}), 4);
+  b.setInsertionPointAfter(elements);
+  b.create<func::ReturnOp>(loc);
+}
+
 LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module) {
   MLIRContext *context = module.getContext();
   {
@@ -363,6 +431,7 @@ LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module) {
   }
   LLVMConversionTarget target(*context);
   target.addLegalOp<ModuleOp>();
+  target.addLegalDialect<NVVM::NVVMDialect>();
   LLVMTypeConverter converter(context);
   RewritePatternSet patterns(context);
   populateSCFToControlFlowConversionPatterns(patterns);
@@ -371,6 +440,7 @@ LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module) {
   populateVectorToLLVMConversionPatterns(converter, patterns);
   cf::populateControlFlowToLLVMConversionPatterns(converter, patterns);
   populateFuncToLLVMConversionPatterns(converter, patterns);
+  // func.func's discardable attributes stay on the llvm.func.
   if (failed(applyFullConversion(module, target, std::move(patterns))))
     return module.emitError("could not lower the generated kernels to the "
                             "LLVM dialect");

@@ -24,6 +24,19 @@ namespace mlir::tandem {
 /// `module`, in the func, scf, arith, math and llvm dialects.
 void generateFusedKernel(ModuleOp module, FusedOp fused, StringRef name);
 
+/// Emits `fused`'s GPU kernel as a func.func named `name` at the end of
+/// `module` (a module of GPU code alone), marked kGpuKernelAttrName:
+///
+///   kernel(const float *input0, ..., float *result, int64_t count)
+///
+/// a grid-stride loop of one element per thread, the body as the CPU
+/// kernel computes it on one element.
+void generateFusedGpuKernel(ModuleOp module, FusedOp fused, StringRef name);
+
+/// The unit attribute that marks a generated function as a GPU kernel (the
+/// NVVM translation's name: it becomes the kernel's PTX entry).
+inline constexpr llvm::StringLiteral kGpuKernelAttrName = "nvvm.kernel";
+
 /// Lowers the generated kernels (and anything else left in the func, scf,
 /// arith, math and vector dialects) to the LLVM dialect; math functions
 /// LLVM has no instruction for become libm calls, as the prebuilt kernels

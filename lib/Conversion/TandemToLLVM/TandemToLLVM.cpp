@@ -11,6 +11,7 @@
 #include "tandem/Conversion/Passes.h"
 
 #include "FusedKernels.h"
+#include "Ptx.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -25,6 +26,7 @@
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 #include "tandem/Support/Format.h"
+#include "tandem/Support/OutputFile.h"
 #include "tandem/runtime/ModelImage.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
@@ -260,6 +262,33 @@ struct ConvertTandemToLLVM
 
     // Header, inputs, outputs.
     ImageBuilder image;
+    // The GPU kernels of the groups placed there, as PTX in the strings.
+    int64_t ptxOffset = -1;
+    {
+      OwningOpRef<ModuleOp> gpuKernels = ModuleOp::create(func.getLoc());
+      for (auto fused : body.getOps<FusedOp>())
+        if (DeviceAttr device = getPlacedDevice(fused.getResult());
+            device && device.isGPU())
+          generateFusedGpuKernel(
+              *gpuKernels, fused,
+              kernelName(fused->getAttrOfType<IntegerAttr>(
+                                   TandemDialect::kKernelAttrName)
+                             .getInt()));
+      if (!gpuKernels->getBody()->empty()) {
+        FailureOr<std::string> ptx = compileToPtx(*gpuKernels);
+        if (failed(ptx))
+          return failure();
+        ptxOffset = image.addString(*ptx);
+      }
+      if (!ptxFile.empty()) {
+        std::string text = ptxOffset >= 0
+                               ? std::string(image.strings.data() + ptxOffset)
+                               : std::string();
+        if (llvm::Error error = writeFileAtomically(
+                ptxFile, [&](llvm::raw_ostream &os) { os << text; }))
+          return func.emitError(llvm::toString(std::move(error)));
+      }
+    }
     std::vector<Operation *> weights, ops;
     for (Operation &op : body) {
       if (isa<WeightOp>(op))
@@ -279,7 +308,8 @@ struct ConvertTandemToLLVM
                    int64_t(isScheduled(func)),
                    makespanNs,
                    serialNs,
-                   numKernels};
+                   numKernels,
+                   ptxOffset};
     for (BlockArgument argument : body.getArguments())
       if (failed(appendTensor(func, argument.getType(), image.words)))
         return failure();

@@ -172,6 +172,10 @@ struct Device {
   // index, a division by zero), ~0 for none. Kernels lower it with
   // atomicMin, so the position reported is the first, as on the CPU.
   unsigned long long *errorAt = nullptr;
+  // The model's generated GPU kernels (loadGeneratedKernels), by index;
+  // null for a group not on the GPU.
+  cudaLibrary_t generated = nullptr;
+  std::vector<cudaKernel_t> generatedKernels;
   cublasHandle_t blas = nullptr; // bound to `stream`
   bool allowTf32 = false;         // f32 GEMMs in TF32 (start's option)
 #if TANDEM_HAVE_CUDNN
@@ -259,6 +263,8 @@ void registerGemmKernels(CudaKernelTable &table);
 void registerConvKernels(CudaKernelTable &table);
 void registerNormKernels(CudaKernelTable &table);
 void registerReduceKernels(CudaKernelTable &table);
+/// Generated.cpp: fused groups, the model's own PTX.
+void registerGeneratedKernels(CudaKernelTable &table);
 
 /// Launches DataMovement.cu's strided copy on `stream` (without waiting): out[i] = src[base + Σ index·stride] for the n elements of
 /// `item` bytes, operand 0's strides in `layout`. Linear broadcasts its bias

@@ -444,6 +444,8 @@ void cuda::stop(Device *device) {
 #endif
   for (Staging *staging : {&state.staging, &state.h2dStaging, &state.d2hStaging})
     freeStaging(*staging);
+  if (state.generated)
+    cudaLibraryUnload(state.generated);
   cudaFree(state.arena);
   cudaFree(state.errorAt);
   for (cudaStream_t stream : {state.stream, state.h2dStream, state.d2hStream})

@@ -26,6 +26,7 @@ CudaKernelTable buildTable() {
   registerConvKernels(table);
   registerNormKernels(table);
   registerReduceKernels(table);
+  registerGeneratedKernels(table);
   return table;
 }
 

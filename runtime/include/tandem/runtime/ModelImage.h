@@ -11,7 +11,7 @@
 // Layout (version 8):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
-//   predictedMakespanNs, predictedSerialNs, numKernels,
+//   predictedMakespanNs, predictedSerialNs, numKernels, ptxOffset,
 //   numInputs  x tensor,
 //   numOutputs x tensor,
 //   numWeights x (nameOffset, device, arenaOffset, tensor),
@@ -34,7 +34,9 @@
 // cost model's op family (familyOffset: "gemm", "conv_depthwise", ...,
 // "transfer"). numKernels counts the generated kernels of fused groups
 // (kFused ops name theirs by index): the compiled model hands the runtime a
-// table of that many CPU entry points (FusedKernel).
+// table of that many CPU entry points (FusedKernel). ptxOffset is the string
+// holding the PTX of the GPU-placed groups' kernels (named tandem_fused_N
+// after their index), or -1 when no group is on the GPU.
 //
 //===----------------------------------------------------------------------===//
 
