@@ -15,6 +15,10 @@ torch.export-based exporter writes it; without the onnxruntime package its
 column says "-". The tower is also set against what OpenBLAS's sgemm alone
 reaches on its four GEMMs.
 
+The compiled model is measured fused (tandem-compile's default) and with
+--fuse=false beside it: "fusion" is the unfused time over the fused one,
+and "ops/run" the ops the runtime executes per run, fused / unfused.
+
 Usage: bench/runtime/run.sh [SCALE]   (runs per round × SCALE; default 1)
 """
 import json
@@ -132,15 +136,19 @@ def ort_us(name, model, args, runs, work, threads):
     return best_of_two(measure)
 
 
-def tandem_us(name, model, args, runs, work):
-    prefix = os.path.join(work, name)
+def tandem_us(name, model, args, runs, work, fuse=True):
+    """(us per run, ops executed per run) of the compiled model, fused
+    (tandem-compile's default) or not (--fuse=false)."""
+    prefix = os.path.join(work, name + ("" if fuse else ".unfused"))
     mlir_path, weights = tandem.export(model, args, prefix)
-    tandem.compiled.run_compiler(mlir_path, prefix, "exe", None, "host", "auto")
+    tandem.compiled.run_compiler(mlir_path, prefix, "exe", None, "host", "auto",
+                                 extra_flags=() if fuse else ("--fuse=false",))
     command = [prefix, "--weights", weights, "--repeat", str(runs)]
     for k, arg in enumerate(args):
         path = f"{prefix}.input{k}.npy"
         np.save(path, arg.numpy())
         command += ["--input", path]
+    ops = []
 
     def measure():
         profile = f"{prefix}.profile.json"
@@ -148,8 +156,9 @@ def tandem_us(name, model, args, runs, work):
                        capture_output=True)
         with open(profile) as f:
             report = json.load(f)
+        ops.append(sum(op["calls"] for op in report["op_runs"]) / report["runs"])
         return report["total_us"] / report["runs"]
-    return best_of_two(measure)
+    return best_of_two(measure), ops[-1]
 
 
 def sgemm(m, n, k, runs):
@@ -173,19 +182,24 @@ def main():
     print(f"{os.cpu_count()} CPUs, PyTorch {torch.__version__} with {threads} "
           f"threads; per-run times, best of two rounds")
     print(f"{'model':<36} {'tandem us':>10} {'torch us':>10} {'ort us':>10} "
-          f"{'vs torch':>8} {'vs ort':>8} {'GFLOP/s':>8}")
+          f"{'vs torch':>8} {'vs ort':>8} {'GFLOP/s':>8} {'unfused us':>10} "
+          f"{'fusion':>7} {'ops/run':>11}")
     with tempfile.TemporaryDirectory() as work:
         for k, (title, build, flops, runs) in enumerate(MODELS):
             runs = max(1, int(runs * scale))
             model, args = build()
             model.eval()
-            ours = tandem_us(f"model{k}", model, args, runs, work)
+            ours, ops = tandem_us(f"model{k}", model, args, runs, work)
+            unfused, unfused_ops = tandem_us(f"model{k}", model, args, runs,
+                                             work, fuse=False)
             theirs = torch_us(model, args, runs)
             ort = ort_us(f"model{k}", model, args, runs, work, threads)
             ort_text = f"{ort:>10.1f}" if ort else f"{'-':>10}"
             ort_ratio = f"{ort / ours:>7.2f}x" if ort else f"{'-':>8}"
             print(f"{title:<36} {ours:>10.1f} {theirs:>10.1f} {ort_text} "
-                  f"{theirs / ours:>7.2f}x {ort_ratio} {flops / ours / 1e3:>8.1f}")
+                  f"{theirs / ours:>7.2f}x {ort_ratio} {flops / ours / 1e3:>8.1f} "
+                  f"{unfused:>10.1f} {unfused / ours:>6.2f}x "
+                  f"{ops:>4.0f} / {unfused_ops:<4.0f}")
             if build is tower:
                 gemm_us, gemm_gflops = sgemm(256, 1024, 1024, runs)
                 print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<36} {4 * gemm_us:>10.1f} "

@@ -125,12 +125,15 @@ def file_identity(path):
 
 
 def run_compiler(mlir_path, output, emit="lib", gpu_memory=None,
-                 device_profile=None, strategy="auto", report=None):
+                 device_profile=None, strategy="auto", report=None,
+                 extra_flags=()):
     """Runs tandem-compile; a CompileError when it cannot run, fails, or
-    exits 0 without writing `output` (and `report`, when asked for)."""
+    exits 0 without writing `output` (and `report`, when asked for).
+    `extra_flags` go to tandem-compile as they are (e.g. --fuse=false)."""
     command = [find_compiler(), os.fspath(mlir_path), "-o", os.fspath(output),
                f"--emit={emit}"]
     command += compiler_options(gpu_memory, device_profile, strategy)
+    command += list(extra_flags)
     if report is not None:
         report = path_argument("report", report, CompileError)
         command.append(f"--report={report}")

@@ -21,6 +21,7 @@ import torch
 from . import mlir
 from .arguments import non_dense_layout, path_argument
 from .errors import ExportError
+from .folding import plan_batch_norm_folds
 from .lowering import LOWERINGS, Context, Unavailable, tensor_type
 from .sources import TORCH_DIR, describe, location_of, short_path
 from .mlir import Value
@@ -156,6 +157,7 @@ class Exporter:
         self.cx = Context(self.builder)
         self.weights = {}  # name → tensor the graph reads
         self.aten_ops = set()  # the overloads lowered
+        self.folds = {}  # node → BatchNormFold (folding.py)
 
     def run(self):
         signature = self.program.graph_signature
@@ -165,6 +167,19 @@ class Exporter:
                 raise ExportError(f"the module changes {spec.kind.name.lower()} "
                                   f"'{spec.target}' while it runs; Tandem "
                                   "exports pure inference (eval mode)")
+        constants = {spec.arg.name: spec for spec in signature.input_specs
+                     if spec.kind.name in ("PARAMETER", "BUFFER",
+                                           "CONSTANT_TENSOR")}
+
+        def tensor_of(node):
+            spec = constants.get(getattr(node, "name", None))
+            if spec is None:
+                return None, None
+            tensor = self.program.state_dict.get(spec.target)
+            if tensor is None:
+                tensor = self.program.constants.get(spec.target)
+            return spec.target, tensor
+        self.folds = plan_batch_norm_folds(self.program, tensor_of)
         for node in self.program.graph.nodes:
             if node.op == "placeholder":
                 self.cx.values[node] = self.placeholder(node, kinds[node.name])
@@ -227,8 +242,18 @@ class Exporter:
         self.cx.location = location_of(node)
         self.cx.pin = node.meta.get("custom", {}).get(PIN_KEY) \
             if isinstance(node.meta.get("custom"), dict) else None
+        fold = self.folds.get(node)
+        if fold is not None and node is fold.batch_norm:
+            # Folded into the convolution, whose result is the norm's.
+            return [self.cx.values[fold.convolution],
+                    Unavailable("the batch mean of batch_norm"),
+                    Unavailable("the batch deviation of batch_norm")]
         args = self.convert(node.args)
         kwargs = {k: self.convert(v) for k, v in node.kwargs.items()}
+        if fold is not None:
+            args = list(args)
+            args[1] = self.folded_weight(fold.weight_name, fold.weight)
+            args[2] = self.folded_weight(fold.bias_name, fold.bias)
         try:
             return lowering(self.cx, *args, **kwargs)
         except ExportError:
@@ -236,6 +261,14 @@ class Exporter:
         except Exception as error:  # a lowering's own bug: still say where
             raise ExportError(f"{describe(node)}: cannot lower it: "
                               f"{type(error).__name__}: {error}") from error
+
+    def folded_weight(self, name, tensor):
+        """A weight the export computed (folding.py), read like the model's
+        own."""
+        self.weights[name] = tensor
+        return self.builder.create("tandem.weight", [], tensor_type(tensor),
+                                   {"name": mlir.string(name)},
+                                   mlir.Location(name=name))
 
     def output(self, node):
         results = []

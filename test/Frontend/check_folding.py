@@ -1,0 +1,82 @@
+"""Batch norm after a convolution is folded into it at export (folding.py):
+the exported model has no batch_norm where the pair folds, keeps it where
+it must not fold (the convolution's result read elsewhere, a transposed
+convolution), and every compiled model matches PyTorch in eval mode.
+
+Usage: check_folding.py WORKDIR
+"""
+import os
+import sys
+
+import torch
+from torch import nn
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "python"))
+import tandem  # noqa: E402
+
+
+class ReadTwice(nn.Module):
+    """The convolution's result is also added to the output: not folded."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        y = self.conv(x)
+        return self.bn(y) + y
+
+
+def randomize(model):
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.BatchNorm2d):
+                module.running_mean.uniform_(-1, 1)
+                module.running_var.uniform_(0.5, 2)
+                if module.affine:
+                    module.weight.uniform_(0.5, 1.5)
+                    module.bias.uniform_(-1, 1)
+    return model.eval()
+
+
+CASES = [
+    ("conv+bn+relu, conv without bias + bn without affine",
+     nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU(),
+                   nn.Conv2d(8, 4, 3, bias=False),
+                   nn.BatchNorm2d(4, affine=False)),
+     (2, 3, 10, 10), 0),
+    ("depthwise conv + bn",
+     nn.Sequential(nn.Conv2d(6, 6, 3, groups=6), nn.BatchNorm2d(6)),
+     (1, 6, 9, 9), 0),
+    ("conv read twice", ReadTwice(), (1, 4, 6, 6), 1),
+    ("transposed conv + bn",
+     nn.Sequential(nn.ConvTranspose2d(4, 4, 2, stride=2), nn.BatchNorm2d(4)),
+     (1, 4, 5, 5), 1),
+]
+
+
+def main():
+    workdir = sys.argv[1]
+    os.makedirs(workdir, exist_ok=True)
+    torch.manual_seed(0)
+    failures = 0
+    for k, (name, model, shape, kept) in enumerate(CASES):
+        model = randomize(model)
+        x = torch.randn(*shape)
+        mlir, _ = tandem.export(model, (x,), os.path.join(workdir, f"m{k}"))
+        with open(mlir) as f:
+            norms = f.read().count("tandem.batch_norm")
+        got = tandem.compile(model, (x,))(x)
+        want = model(x).detach()
+        error = float((got - want).abs().max())
+        ok = norms == kept and error <= 1e-4
+        failures += not ok
+        print(f"{name}: {norms} batch_norm left (expected {kept}), "
+              f"max error {error:.2e}: {'ok' if ok else 'FAILED'}")
+    print(f"{len(CASES)} cases, {failures} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
