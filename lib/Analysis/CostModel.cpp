@@ -35,8 +35,11 @@ CostFamily tandem::costFamilyOf(Operation *op) {
           [](auto) { return CostFamily::Normalization; })
       .Case<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp, PowOp>(
           [](auto) { return CostFamily::Transcendental; })
-      // A fused group is priced as its costliest kind of op.
+      // A fused group is priced as its costliest kind of op: its GEMM or
+      // convolution, else its transcendental functions.
       .Case([](FusedOp fused) {
+        if (Operation *producer = fused.getProducer())
+          return costFamilyOf(producer);
         return llvm::any_of(fused.getBodyOps(),
                             [](Operation &op) {
                               return costFamilyOf(&op) ==
@@ -85,6 +88,8 @@ double tandem::estimateOpTimeUs(const WorkEstimate &work, Type elementType,
 static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
                                   DeviceKind kind) {
   auto conv = dyn_cast<Conv2dOp>(op);
+  if (auto fused = dyn_cast<FusedOp>(op)) // a convolution and its epilogue
+    conv = dyn_cast_or_null<Conv2dOp>(fused.getProducer());
   if (!conv || kind != DeviceKind::CPU || family == CostFamily::ConvDepthwise)
     return 0;
   auto filter = cast<ShapedType>(conv.getW().getType());

@@ -37,6 +37,44 @@ private:
   size_t pos = 0;
 };
 
+/// A fused group's list of words (ImageAttrs.h's FusedAttrs, then its
+/// producer's operand indices and attributes) is whole and names what
+/// exists; else `error` says what is wrong.
+bool checkFused(const OpRecord &op, int64_t numKernels, std::string &error) {
+  constexpr size_t head = img::wordCount<img::FusedAttrs>();
+  if (op.attrs.size() < head) {
+    error = "is a fused group with " + std::to_string(op.attrs.size()) +
+            " attribute words, fewer than " + std::to_string(head);
+    return false;
+  }
+  auto fused = img::readAttrs<img::FusedAttrs>(op.attrs);
+  if (fused.kernel < 0 || fused.kernel >= numKernels) {
+    error = "runs generated kernel " + std::to_string(fused.kernel) + " of " +
+            std::to_string(numKernels);
+    return false;
+  }
+  if (fused.producerKind == -1 && fused.producerOperands == 0 &&
+      op.attrs.size() == head)
+    return true;
+  bool valid = fused.producerKind >= 0 &&
+               fused.producerKind < img::kNumOpKinds &&
+               fused.producerKind != img::kFused &&
+               fused.producerOperands >= 0 &&
+               head + size_t(fused.producerOperands) <= op.attrs.size();
+  for (int64_t k = 0; valid && k < fused.producerOperands; ++k) {
+    int64_t operand = op.attrs[head + k];
+    valid = operand >= 0 && size_t(operand) < op.operands.size();
+  }
+  int64_t expected =
+      valid ? img::attrWordCount(fused.producerKind) : int64_t(0);
+  if (valid && expected >= 0)
+    valid = head + fused.producerOperands + expected == op.attrs.size();
+  if (!valid)
+    error = "is a fused group with a bad producer (kind, operands or "
+            "attribute words)";
+  return valid;
+}
+
 } // namespace
 
 bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
@@ -140,14 +178,10 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     }
     for (int64_t k = 0; k < attrs; ++k)
       op.attrs.push_back(reader.next());
-    if (op.kind == img::kFused) {
-      int64_t kernel = img::readAttrs<img::FusedAttrs>(op.attrs).kernel;
-      if (kernel < 0 || kernel >= image.numKernels) {
-        error = "the model image is corrupt: op #" + std::to_string(i) +
-                " runs generated kernel " + std::to_string(kernel) + " of " +
-                std::to_string(image.numKernels);
-        return false;
-      }
+    if (op.kind == img::kFused && !checkFused(op, image.numKernels, error)) {
+      error = "the model image is corrupt: op #" + std::to_string(i) + " " +
+              error;
+      return false;
     }
     image.ops.push_back(op);
   }

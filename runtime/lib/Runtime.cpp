@@ -316,10 +316,9 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
   bool ok;
   if (op.kind == img::kFused && (!rt.useCuda || op.device == img::kCpu)) {
     // The model's own code; sim runs its GPU groups through it too.
-    runGeneratedKernel(
+    ok = runFusedGroup(
         rt.image.kernels[img::readAttrs<img::FusedAttrs>(op.attrs).kernel],
-        views, out, op.attrs);
-    ok = true;
+        views, out, op.attrs, error);
   } else if (!rt.useCuda) {
     ok = runCpuKernel(op.kind, views, out, op.attrs, error);
   } else if (op.kind == img::kTransfer) {

@@ -121,7 +121,9 @@ TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
 
 TEST(ImageTest, AFusedGroupRunsAKernelOfTheTable) {
   auto image = [](int64_t kernel, int64_t numKernels) {
-    return oneOpImage(img::kFused, {kernel, /*costPerElement=*/1},
+    return oneOpImage(img::kFused,
+                      {kernel, /*costPerElement=*/1, /*producerKind=*/-1,
+                       /*producerOperands=*/0},
                       img::kVersion, img::kCpuQueue, {}, -1, 2500, numKernels);
   };
   Image decoded;
@@ -138,6 +140,30 @@ TEST(ImageTest, AFusedGroupRunsAKernelOfTheTable) {
             "the model has generated kernels but no kernel table was given");
   EXPECT_EQ(decodeError(image(0, -1)),
             "the model image is corrupt: a negative kernel count");
+}
+
+TEST(ImageTest, AFusedGroupsProducerIsChecked) {
+  // The image's op has one operand: a Relu producer (no attributes) reading
+  // operand 0 is whole; anything else is refused.
+  auto image = [](std::vector<int64_t> attrs) {
+    return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {},
+                      -1, 2500, /*numKernels=*/1);
+  };
+  Image decoded;
+  std::string error;
+  std::vector<int64_t> words = image({0, 1, img::kRelu, 1, 0});
+  EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
+      << error;
+  std::string bad = "the model image is corrupt: op #0 is a fused group with "
+                    "a bad producer (kind, operands or attribute words)";
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, 1}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 2, 0}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kFused, 1, 0}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kSoftmax, 1, 0}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, 0, 7}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(image({0, 1}), kOneKernel),
+            "the model image is corrupt: op #0 is a fused group with 2 "
+            "attribute words, fewer than 4");
 }
 
 TEST(ImageTest, RefusesAnotherVersion) {

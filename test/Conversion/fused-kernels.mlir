@@ -4,7 +4,8 @@
 
 // A fused group (bias add, gelu, a row scale) becomes one op of the image,
 // of kind Fused (55) with its FusedAttrs (kernel 0; 42 operations per
-// element: gelu's libm call and two arithmetic ops), and one generated
+// element: gelu's libm call and two arithmetic ops; no producer), and one
+// generated
 // kernel: per row, the inputs' offsets (the bias repeats per row, the scale
 // is one value per row), then a loop of 8-float vectors and a scalar tail.
 // The header counts one kernel; the table goes to the runtime with the
@@ -20,7 +21,7 @@
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
 // CHECK-SAME: dense<[6071219827799574861, 8, 3, 1, 0, 1, {{[0-9]+}}, 0, 0, 1, 0, 0, 1, -1,
 // CHECK-SAME: 55, 0,
-// CHECK-SAME: 2, 0, 42]>
+// CHECK-SAME: 4, 0, 42, -1, 0]>
 // CHECK: llvm.func internal @tandem_model_run
 // CHECK: llvm.call @tandem_rt_execute
 // CHECK: llvm.mlir.global internal constant @tandem_model_kernels() {{.*}} : !llvm.array<1 x ptr>

@@ -12,7 +12,8 @@ kernels); the outputs must be equal bit for bit, NaN meeting NaN. Where
 the CUDA toolkit's ptxas is found ($TANDEM_PTXAS), each model's GPU kernels
 (--emit=ptx) are assembled for sm_90. The
 shapes include rows long enough that the thread pool splits one row across
-chunks.
+chunks. Two models more start chains with GEMMs and convolutions (fused
+as a producer and its epilogue), one whose product is also a result.
 
 Usage: fusion_check.py TANDEM_COMPILE WORKDIR
 """
@@ -110,6 +111,41 @@ def model(index):
     return text, inputs
 
 
+def epilogue_models():
+    """GEMMs and convolutions with elementwise chains after them: fused as
+    a producer and its epilogue (or, where the product is read elsewhere,
+    left apart)."""
+    models = []
+    # linear + bias row + gelu + residual; batched matmul + tanh * scale.
+    x, w, b, r = values((33, 20)), values((17, 20)), values((17,)), values((33, 17))
+    models.append(("""func.func @main(%x: tensor<33x20xf32>, %w: tensor<17x20xf32>, %b: tensor<17xf32>, %r: tensor<33x17xf32>, %p: tensor<3x9x4xf32>, %q: tensor<3x4x5xf32>, %s: tensor<3x1x5xf32>) -> (tensor<33x17xf32>, tensor<3x9x5xf32>) {
+  %l = tandem.linear %x, %w : (tensor<33x20xf32>, tensor<17x20xf32>) -> tensor<33x17xf32>
+  %a = tandem.add %l, %b : tensor<33x17xf32>, tensor<17xf32> -> tensor<33x17xf32>
+  %g = tandem.gelu %a : tensor<33x17xf32>
+  %o = tandem.add %g, %r : tensor<33x17xf32>, tensor<33x17xf32> -> tensor<33x17xf32>
+  %m = tandem.matmul %p, %q : (tensor<3x9x4xf32>, tensor<3x4x5xf32>) -> tensor<3x9x5xf32>
+  %t = tandem.tanh %m : tensor<3x9x5xf32>
+  %u = tandem.mul %t, %s : tensor<3x9x5xf32>, tensor<3x1x5xf32> -> tensor<3x9x5xf32>
+  return %o, %u : tensor<33x17xf32>, tensor<3x9x5xf32>
+}
+""", [x, w, b, r, values((3, 9, 4)), values((3, 4, 5)), values((3, 1, 5))]))
+    # conv + bias + relu + residual; a depthwise conv + sigmoid; a GEMM whose
+    # product is also a result (not fused into its relu).
+    models.append(("""func.func @main(%i: tensor<2x3x11x11xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>, %r: tensor<2x4x11x11xf32>, %dw: tensor<3x1x3x3xf32>, %x: tensor<8x8xf32>) -> (tensor<2x4x11x11xf32>, tensor<2x3x5x5xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %c = tandem.conv2d %i, %w, %b {padding = array<i64: 1, 1>} : (tensor<2x3x11x11xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) -> tensor<2x4x11x11xf32>
+  %cr = tandem.relu %c : tensor<2x4x11x11xf32>
+  %co = tandem.add %cr, %r : tensor<2x4x11x11xf32>, tensor<2x4x11x11xf32> -> tensor<2x4x11x11xf32>
+  %d = tandem.conv2d %i, %dw {groups = 3 : i64, strides = array<i64: 2, 2>} : (tensor<2x3x11x11xf32>, tensor<3x1x3x3xf32>) -> tensor<2x3x5x5xf32>
+  %ds = tandem.sigmoid %d : tensor<2x3x5x5xf32>
+  %m = tandem.matmul %x, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %mr = tandem.relu %m : tensor<8x8xf32>
+  return %co, %ds, %m, %mr : tensor<2x4x11x11xf32>, tensor<2x3x5x5xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}
+""", [values((2, 3, 11, 11)), values((4, 3, 3, 3)), values((4,)),
+      values((2, 4, 11, 11)), values((3, 1, 3, 3)), values((8, 8))]))
+    return models
+
+
 def same_bits(a, b):
     if a.shape != b.shape:
         return False
@@ -122,9 +158,9 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     failures = fused_groups = assembled_modules = 0
     ptxas = os.environ.get("TANDEM_PTXAS")
-    models = 24
-    for index in range(models):
-        text, inputs = model(index)
+    generated = [model(index) for index in range(24)] + epilogue_models()
+    models = len(generated)
+    for index, (text, inputs) in enumerate(generated):
         directory = os.path.join(workdir, f"model{index}")
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, "model.mlir")

@@ -730,6 +730,33 @@ for bits, dtype in [(32, np.int32), (64, np.int64)]:
              f"tensor<i{bits}>", lambda v: v.sum(dtype=v.dtype))
 
 
+# A fused group written out (as --tandem-fuse would build it): a GEMM and
+# its epilogue (bias broadcast along rows, gelu, a residual), and a group of
+# elementwise ops alone. fusion_check.py compares fused and unfused models
+# bit for bit; this checks the group against NumPy.
+fx, fw, fb, fr = f32(6, 5), f32(7, 5), f32(7), f32(6, 7)
+case("fused: linear + bias + gelu + residual", [fx, fw, fb, fr], """
+  %r = tandem.fused(%a0, %a1, %a2, %a3) : (tensor<6x5xf32>, tensor<7x5xf32>,
+      tensor<7xf32>, tensor<6x7xf32>) -> tensor<6x7xf32> {
+  ^bb0(%x: tensor<6x5xf32>, %w: tensor<7x5xf32>, %b: tensor<7xf32>, %res: tensor<6x7xf32>):
+    %l = tandem.linear %x, %w : (tensor<6x5xf32>, tensor<7x5xf32>) -> tensor<6x7xf32>
+    %s = tandem.add %l, %b : tensor<6x7xf32>, tensor<7xf32> -> tensor<6x7xf32>
+    %g = tandem.gelu %s : tensor<6x7xf32>
+    %o = tandem.add %g, %res : tensor<6x7xf32>, tensor<6x7xf32> -> tensor<6x7xf32>
+    tandem.yield %o : tensor<6x7xf32>
+  }""", "tensor<6x7xf32>",
+     lambda x, w, b, res: (lambda s: 0.5 * s * (1 + erf(s / math.sqrt(2))) +
+                           res)(x @ w.T + b),
+     tol=1e-4)
+case("fused: elementwise alone, broadcast", [col, row], """
+  %r = tandem.fused(%a0, %a1) : (tensor<4x1xf32>, tensor<3xf32>) -> tensor<4x3xf32> {
+  ^bb0(%p: tensor<4x1xf32>, %q: tensor<3xf32>):
+    %m = tandem.mul %p, %q : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>
+    %e = tandem.tanh %m : tensor<4x3xf32>
+    tandem.yield %e : tensor<4x3xf32>
+  }""", "tensor<4x3xf32>", lambda p, q: np.tanh(p * q))
+
+
 def ops_used():
     """The tandem op names the cases' models contain."""
     names = set()

@@ -1,15 +1,16 @@
 // RUN: tandem-opt %s --tandem-fuse --split-input-file | FileCheck %s
 // RUN: tandem-opt %s --tandem-fuse --split-input-file | tandem-opt --split-input-file | FileCheck %s
 
-// An epilogue chain after a GEMM fuses, the bias broadcast when read; the
-// GEMM itself is not fusible and stays.
+// A GEMM and the chain after it form one group: the GEMM is the group's
+// producer (its operands are the group's first inputs), the chain its
+// epilogue, with the bias broadcast when read.
 // CHECK-LABEL: func.func @chain
-// CHECK: %[[M:.*]] = tandem.matmul
-// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[M]], %arg2) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
-// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[B:.*]]: tensor<8xf32>):
-// CHECK-NEXT:   %[[S:.*]] = tandem.add %[[X]], %[[B]]
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %arg1, %arg2) : (tensor<4x16xf32>, tensor<16x8xf32>, tensor<8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x16xf32>, %[[W:.*]]: tensor<16x8xf32>, %[[B:.*]]: tensor<8xf32>):
+// CHECK-NEXT:   %[[M:.*]] = tandem.matmul %[[X]], %[[W]]
+// CHECK-NEXT:   %[[S:.*]] = tandem.add %[[M]], %[[B]]
 // CHECK-NEXT:   %[[G:.*]] = tandem.gelu %[[S]]
-// CHECK-NEXT:   %[[T:.*]] = tandem.mul %[[G]], %[[X]]
+// CHECK-NEXT:   %[[T:.*]] = tandem.mul %[[G]], %[[M]]
 // CHECK-NEXT:   tandem.yield %[[T]] : tensor<4x8xf32>
 // CHECK-NEXT: }
 // CHECK-NEXT: return %[[F]]
@@ -109,4 +110,47 @@ func.func @pins(%x: tensor<16xf32>) -> tensor<16xf32> {
   %b = tandem.exp %a {tandem.pin = #tandem.device<gpu>} : tensor<16xf32>
   %c = tandem.relu %b {tandem.pin = #tandem.device<gpu>} : tensor<16xf32>
   return %c : tensor<16xf32>
+}
+
+// -----
+
+// One producer per group: of two GEMMs feeding one add, the add's first
+// operand's joins, the other stays a GEMM of its own; a
+// convolution with a bias and a ReLU is a group; a GEMM whose product is
+// read elsewhere stays out (its product is materialized), and a producer's
+// operands never join (the tanh stays out though its shape is the group's).
+// CHECK-LABEL: func.func @producers
+// CHECK-NEXT: %[[B:.*]] = tandem.matmul %arg0, %arg1
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %[[B]])
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8x8xf32>, %{{.*}}: tensor<8x8xf32>):
+// CHECK-NEXT: tandem.matmul %[[X]], %[[X]]
+// CHECK-NEXT: tandem.add
+// CHECK-NEXT: tandem.yield
+// CHECK: %[[C:.*]] = tandem.fused(%arg2, %arg3, %arg4)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tandem.conv2d
+// CHECK-NEXT: tandem.relu
+// CHECK-NEXT: tandem.yield
+// CHECK: %[[M:.*]] = tandem.matmul %arg0, %arg1
+// CHECK-NEXT: %[[R:.*]] = tandem.relu %[[M]]
+// CHECK-NEXT: %[[T:.*]] = tandem.tanh %arg0
+// CHECK-NEXT: %[[P:.*]] = tandem.fused(%[[T]], %arg1)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tandem.matmul
+// CHECK-NEXT: tandem.exp
+// CHECK: return %[[F]], %[[C]], %[[M]], %[[R]], %[[P]]
+func.func @producers(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>, %i: tensor<1x2x5x5xf32>,
+                     %cw: tensor<3x2x3x3xf32>, %cb: tensor<3xf32>)
+    -> (tensor<8x8xf32>, tensor<1x3x3x3xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %a = tandem.matmul %x, %x : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %b = tandem.matmul %x, %y : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %s = tandem.add %a, %b : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %c = tandem.conv2d %i, %cw, %cb : (tensor<1x2x5x5xf32>, tensor<3x2x3x3xf32>, tensor<3xf32>) -> tensor<1x3x3x3xf32>
+  %cr = tandem.relu %c : tensor<1x3x3x3xf32>
+  %m = tandem.matmul %x, %y : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %r = tandem.relu %m : tensor<8x8xf32>
+  %t = tandem.tanh %x : tensor<8x8xf32>
+  %p = tandem.matmul %t, %y : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %e = tandem.exp %p : tensor<8x8xf32>
+  return %s, %cr, %m, %r, %e : tensor<8x8xf32>, tensor<1x3x3x3xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 }

@@ -46,10 +46,13 @@ namespace {
 constexpr int64_t kVectorWidth = 8;
 
 /// The result walked as rows: `dims` (the collapsed shape; the last is the
-/// row) and, per input, its element stride along each (0: broadcast).
+/// row) and, per input, its element stride along each (0: broadcast), and
+/// whether the kernel reads it at all (the producer's own operands it does
+/// not).
 struct RowLayout {
   SmallVector<int64_t> dims;
   SmallVector<SmallVector<int64_t>> strides;
+  SmallVector<bool> read;
 
   int64_t rowLength() const { return dims.back(); }
 };
@@ -63,9 +66,11 @@ RowLayout layoutOf(FusedOp fused) {
   // broadcasting; a stretched dimension has stride 0).
   SmallVector<SmallVector<int64_t>> full(numInputs);
   for (auto [k, input] : llvm::enumerate(fused.getInputs())) {
+    full[k].assign(rank, 0);
+    if (!fused.isReadPerElement(k))
+      continue; // not read here: any shape, no stride
     ArrayRef<int64_t> inShape = cast<ShapedType>(input.getType()).getShape();
     int64_t offset = rank - int64_t(inShape.size());
-    full[k].assign(rank, 0);
     int64_t stride = 1;
     for (int64_t d = rank - 1; d >= offset; --d) {
       int64_t size = inShape[d - offset];
@@ -75,6 +80,8 @@ RowLayout layoutOf(FusedOp fused) {
   }
   RowLayout layout;
   layout.strides.resize(numInputs);
+  for (size_t k = 0; k < numInputs; ++k)
+    layout.read.push_back(fused.isReadPerElement(k));
   for (int64_t d = 0; d < rank; ++d) {
     if (shape[d] == 1)
       continue; // one index only: no stride matters
@@ -129,11 +136,20 @@ public:
   BodyEmitter(OpBuilder &builder, Location loc, Type type)
       : b(builder), loc(loc), type(type) {}
 
-  /// The body's yielded value, given the inputs' values.
-  Value emit(FusedOp fused, ValueRange inputs) {
+  /// The body's yielded value, given the inputs' values and, for a group
+  /// that starts with a GEMM or convolution, its product's.
+  Value emit(FusedOp fused, ValueRange inputs, Value product) {
     IRMapping values;
-    values.map(fused.getBody().front().getArguments(), inputs);
+    for (auto [argument, input] :
+         llvm::zip(fused.getBody().front().getArguments(), inputs))
+      if (input) // the producer's own operands are not read here
+        values.map(argument, input);
+    Operation *producer = fused.getProducer();
+    if (producer)
+      values.map(producer->getResult(0), product);
     for (Operation &op : fused.getBodyOps()) {
+      if (&op == producer)
+        continue;
       SmallVector<Value> operands;
       for (Value operand : op.getOperands())
         operands.push_back(values.lookup(operand));
@@ -299,7 +315,7 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
   // An input broadcast along the row is one value for the whole row.
   SmallVector<Value> rowValues(numInputs);
   for (size_t k = 0; k < numInputs; ++k)
-    if (layout.strides[k].back() == 0)
+    if (layout.read[k] && layout.strides[k].back() == 0)
       rowValues[k] = b.create<LLVM::LoadOp>(
           loc, f32, elementAt(bases[k], rowOffsets[k]), /*alignment=*/4);
 
@@ -310,6 +326,10 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
                         builder.getInsertionPoint());
     SmallVector<Value> inputs;
     for (size_t k = 0; k < numInputs; ++k) {
+      if (!layout.read[k]) {
+        inputs.push_back(Value());
+        continue;
+      }
       if (rowValues[k]) {
         inputs.push_back(type == f32 ? rowValues[k]
                                      : b.create<vector::SplatOp>(
@@ -320,11 +340,14 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
       inputs.push_back(b.create<LLVM::LoadOp>(
           loc, type, elementAt(bases[k], offset), /*alignment=*/4));
     }
-    Value value = BodyEmitter(b, loc, type).emit(fused, inputs);
-    b.create<LLVM::StoreOp>(
-        loc, value,
-        elementAt(result, b.create<arith::AddIOp>(loc, rowStart, column)),
-        /*alignment=*/4);
+    // The product of a GEMM or convolution the group starts with is in the
+    // result buffer already: the epilogue runs in place.
+    Value at = elementAt(result, b.create<arith::AddIOp>(loc, rowStart, column));
+    Value product;
+    if (fused.getProducer())
+      product = b.create<LLVM::LoadOp>(loc, type, at, /*alignment=*/4);
+    Value value = BodyEmitter(b, loc, type).emit(fused, inputs, product);
+    b.create<LLVM::StoreOp>(loc, value, at, /*alignment=*/4);
   };
   // Whole vectors, then the rest one by one.
   Value vectorEnd = b.create<arith::AddIOp>(
@@ -396,6 +419,10 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
   SmallVector<Value> offsets = rowOffsetsOf(b, loc, layout, row);
   SmallVector<Value> inputs;
   for (size_t k = 0; k < numInputs; ++k) {
+    if (!layout.read[k]) {
+      inputs.push_back(Value());
+      continue;
+    }
     Value offset = layout.strides[k].back()
                        ? b.create<arith::AddIOp>(loc, offsets[k], column)
                        : offsets[k];
@@ -403,10 +430,12 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
                                           ValueRange{offset});
     inputs.push_back(b.create<LLVM::LoadOp>(loc, f32, address, 4));
   }
-  Value value = BodyEmitter(b, loc, f32).emit(fused, inputs);
-  b.create<LLVM::StoreOp>(
-      loc, value,
-      b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element}), 4);
+  Value at = b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element});
+  Value product;
+  if (fused.getProducer())
+    product = b.create<LLVM::LoadOp>(loc, f32, at, 4);
+  Value value = BodyEmitter(b, loc, f32).emit(fused, inputs, product);
+  b.create<LLVM::StoreOp>(loc, value, at, 4);
   b.setInsertionPointAfter(elements);
   b.create<func::ReturnOp>(loc);
 }

@@ -8,7 +8,10 @@
 // with the group's body evaluated per element in registers: vector loads of
 // the inputs, the body's ops as arith/math ops on vector<8xf32>, one vector
 // store; a scalar loop finishes each row. The runtime's thread pool calls it
-// on chunks of the result.
+// on chunks of the result. A group that starts with a GEMM or convolution
+// has its product in the result buffer when the kernel runs (the runtime
+// ran the producer's own kernel there): the kernel reads it from there and
+// writes the epilogue's value over it.
 //
 //===----------------------------------------------------------------------===//
 

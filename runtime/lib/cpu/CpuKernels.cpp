@@ -42,10 +42,24 @@ CpuKernel kernelOf(int64_t kind) {
 
 bool tandem::rt::hasCpuKernel(int64_t kind) { return kernelOf(kind); }
 
-void tandem::rt::runGeneratedKernel(img::FusedKernel kernel,
-                                    const std::vector<TensorView> &operands,
-                                    const TensorView &result,
-                                    const std::vector<int64_t> &attrs) {
+bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
+                               const std::vector<TensorView> &operands,
+                               const TensorView &result,
+                               const std::vector<int64_t> &attrs,
+                               std::string &error) {
+  auto fused = img::readAttrs<img::FusedAttrs>(attrs);
+  if (fused.producerKind >= 0) {
+    // The image reader checked the indices and the attribute count.
+    size_t first = img::wordCount<img::FusedAttrs>();
+    std::vector<TensorView> producerOperands;
+    for (int64_t k = 0; k < fused.producerOperands; ++k)
+      producerOperands.push_back(operands[attrs[first + k]]);
+    std::vector<int64_t> producerAttrs(
+        attrs.begin() + first + fused.producerOperands, attrs.end());
+    if (!runCpuKernel(fused.producerKind, producerOperands, result,
+                      producerAttrs, error))
+      return false;
+  }
   constexpr size_t kInline = 16;
   void *inlinePointers[kInline];
   std::vector<void *> heapPointers;
@@ -56,11 +70,11 @@ void tandem::rt::runGeneratedKernel(img::FusedKernel kernel,
   }
   for (size_t k = 0; k < operands.size(); ++k)
     pointers[k] = operands[k].data;
-  auto fused = img::readAttrs<img::FusedAttrs>(attrs);
   parallelFor(countOf(result.shape), fused.costPerElement,
               [&](int64_t begin, int64_t end) {
                 kernel(pointers, result.data, begin, end);
               });
+  return true;
 }
 
 bool tandem::rt::runCpuKernel(int64_t kind,

@@ -29,12 +29,14 @@ bool runCpuKernel(int64_t kind, const std::vector<TensorView> &operands,
                   const TensorView &result, const std::vector<int64_t> &attrs,
                   std::string &error);
 
-/// Runs a fused group's generated kernel over the result's elements, split
-/// across the thread pool (`attrs`: image::FusedAttrs).
-void runGeneratedKernel(image::FusedKernel kernel,
-                        const std::vector<TensorView> &operands,
-                        const TensorView &result,
-                        const std::vector<int64_t> &attrs);
+/// Runs a fused group (`attrs`: image::FusedAttrs and what follows): the
+/// GEMM or convolution it starts with, if any, into the result, then its
+/// generated kernel over the result's elements, split across the thread
+/// pool. False with `error` if the producer's kernel fails.
+bool runFusedGroup(image::FusedKernel kernel,
+                   const std::vector<TensorView> &operands,
+                   const TensorView &result, const std::vector<int64_t> &attrs,
+                   std::string &error);
 
 /// Whether the CPU backend has a kernel for `kind` (false outside the kinds
 /// of OpKinds.def).

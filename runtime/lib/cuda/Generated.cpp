@@ -38,7 +38,8 @@ bool cuda::loadGeneratedKernels(Device *device, const std::string &ptx,
 
 namespace {
 
-/// kernel(input0, ..., result, count).
+/// The group's producer, if any, then kernel(input0, ..., result, count),
+/// which reads the product from the result and writes the epilogue over it.
 bool launchFused(const KernelCall &call) {
   auto attrs = img::readAttrs<img::FusedAttrs>(call.attrs);
   const std::vector<cudaKernel_t> &kernels = call.device.generatedKernels;
@@ -47,6 +48,19 @@ bool launchFused(const KernelCall &call) {
     call.error = "generated kernel " + std::to_string(attrs.kernel) +
                  " is not in the model's PTX";
     return false;
+  }
+  if (attrs.producerKind >= 0) {
+    // The GEMM or convolution first, into the result (the image reader
+    // checked the indices and the attribute count).
+    size_t first = img::wordCount<img::FusedAttrs>();
+    std::vector<TensorView> producerOperands;
+    for (int64_t k = 0; k < attrs.producerOperands; ++k)
+      producerOperands.push_back(call.ops[call.attrs[first + k]]);
+    std::vector<int64_t> producerAttrs(
+        call.attrs.begin() + first + attrs.producerOperands, call.attrs.end());
+    if (!runKernel(&call.device, attrs.producerKind, producerOperands,
+                   call.out, producerAttrs, call.error))
+      return false;
   }
   if (call.n == 0)
     return true;

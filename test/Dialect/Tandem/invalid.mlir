@@ -1113,9 +1113,35 @@ func.func @rank_nine(%x: tensor<1x1x1x1x1x1x1x1x2xf32>) -> tensor<1x1x1x1x1x1x1x
 func.func @fused_body_not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
-    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are}}
+    %e = tandem.exp %a : tensor<4x4xf32>
+    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, and a GEMM or convolution as the first op}}
+    %m = tandem.matmul %e, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    tandem.yield %m : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @fused_producer_alone(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{holds a GEMM or convolution alone: a group with a producer has an epilogue}}
+  %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
     %m = tandem.matmul %a, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     tandem.yield %m : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @fused_softmax(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    // expected-error @+1 {{cannot be part of a fused group}}
+    %s = tandem.softmax %a {axis = 1 : i64} : tensor<4x4xf32>
+    %e = tandem.exp %s : tensor<4x4xf32>
+    tandem.yield %e : tensor<4x4xf32>
   }
   return %r : tensor<4x4xf32>
 }

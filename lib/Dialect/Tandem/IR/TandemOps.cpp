@@ -794,6 +794,27 @@ bool tandem::isFusible(Operation *op) {
          llvm::all_of(op->getResultTypes(), isF32);
 }
 
+bool tandem::isEpilogueProducer(Operation *op) {
+  if (!isa<LinearOp, MatmulOp, Conv2dOp>(op))
+    return false;
+  auto isF32 = [](Type type) {
+    return cast<ShapedType>(type).getElementType().isF32();
+  };
+  return llvm::all_of(op->getOperandTypes(), isF32) &&
+         llvm::all_of(op->getResultTypes(), isF32);
+}
+
+Operation *FusedOp::getProducer() {
+  Operation *first = &getBody().front().front();
+  return isEpilogueProducer(first) ? first : nullptr;
+}
+
+bool FusedOp::isReadPerElement(unsigned index) {
+  Operation *producer = getProducer();
+  return llvm::any_of(getBody().front().getArgument(index).getUsers(),
+                      [&](Operation *user) { return user != producer; });
+}
+
 Value FusedOp::getYielded() {
   return cast<YieldOp>(getBody().front().getTerminator()).getValue();
 }
@@ -805,7 +826,7 @@ LogicalResult FusedOp::verifyRegions() {
                        "inputs, in order");
   ArrayRef<int64_t> shape = shapeOf(getResult());
   for (auto [index, input] : llvm::enumerate(getInputs()))
-    if (!isBroadcastableTo(shapeOf(input), shape))
+    if (isReadPerElement(index) && !isBroadcastableTo(shapeOf(input), shape))
       return emitOpError() << "input #" << index << " of shape "
                            << formatShape(shapeOf(input))
                            << " does not broadcast to the result shape "
@@ -813,10 +834,23 @@ LogicalResult FusedOp::verifyRegions() {
   if (getYielded().getType() != getResult().getType())
     return emitOpError() << "yields " << getYielded().getType()
                          << " but its result is " << getResult().getType();
+  Operation *producer = getProducer();
+  if (producer) {
+    for (Value operand : producer->getOperands())
+      if (!isa<BlockArgument>(operand))
+        return producer->emitOpError("starts a fused group: its operands "
+                                     "must be the group's inputs");
+    if (&body.front() == getYielded().getDefiningOp())
+      return emitOpError("holds a GEMM or convolution alone: a group with a "
+                         "producer has an epilogue");
+  }
   for (Operation &op : getBodyOps()) {
+    if (&op == producer)
+      continue;
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused group: only the float "
-                            "arithmetic and unary functions on f32 are");
+                            "arithmetic and unary functions on f32 are, and "
+                            "a GEMM or convolution as the first op");
     if (shapeOf(op.getResult(0)) != shape)
       return op.emitOpError()
              << "has shape " << formatShape(shapeOf(op.getResult(0)))
@@ -847,6 +881,13 @@ WorkEstimate FusedOp::estimateWork() {
 bool ShapeOp::canRunOn(DeviceKind kind) {
   // The shape is a host-side query: its result lives with the host.
   return kind == DeviceKind::CPU;
+}
+
+int64_t FusedOp::getGpuWorkspaceBytes() {
+  Operation *producer = getProducer();
+  return producer
+             ? cast<DeviceSupportOpInterface>(producer).getGpuWorkspaceBytes()
+             : 0;
 }
 
 bool FusedOp::canRunOn(DeviceKind kind) {

@@ -131,15 +131,30 @@ LogicalResult FusedOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
     return emitOpError("has no generated kernel: --convert-tandem-to-llvm "
                        "numbers each group's kernel ('")
            << TandemDialect::kKernelAttrName << "')";
-  // Operations per element, for the thread pool's split: a libm call is
-  // worth tens of arithmetic operations.
+  // Operations per element of the epilogue, for the thread pool's split: a
+  // libm call is worth tens of arithmetic operations.
+  Operation *producer = getProducer();
   int64_t cost = 0;
   for (Operation &op : getBodyOps())
-    cost += isa<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp,
-                PowOp>(op)
-                ? 40
-                : 1;
-  return write(img::FusedAttrs{kernel.getInt(), cost}, words);
+    if (&op != producer)
+      cost += isa<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp,
+                  PowOp>(op)
+                  ? 40
+                  : 1;
+  img::FusedAttrs attrs{kernel.getInt(), cost, -1, 0};
+  if (!producer)
+    return write(attrs, words);
+  attrs.producerKind = cast<RuntimeOpInterface>(producer).getRuntimeKind();
+  attrs.producerOperands = producer->getNumOperands();
+  if (failed(write(attrs, words)))
+    return failure();
+  for (Value operand : producer->getOperands())
+    words.push_back(cast<BlockArgument>(operand).getArgNumber());
+  // The producer's workspace is the group's, planned on the group.
+  if (Attribute offset =
+          (*this)->getAttr(TandemDialect::kWorkspaceOffsetAttrName))
+    producer->setAttr(TandemDialect::kWorkspaceOffsetAttrName, offset);
+  return cast<RuntimeOpInterface>(producer).writeRuntimeAttrs(words);
 }
 
 LogicalResult LinearOp::writeRuntimeAttrs(std::vector<int64_t> &words) {

@@ -34,10 +34,13 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   llvm::SetVector<Operation *> members;
   members.insert(root);
   Type shape = root->getResult(0).getType();
+  bool hasProducer = false;
   auto joins = [&](Operation *producer) {
     return producer && producer->getBlock() == root->getBlock() &&
            !taken.contains(producer) && !members.contains(producer) &&
-           isFusible(producer) && producer->getResult(0).getType() == shape &&
+           (isFusible(producer) ||
+            (!hasProducer && isEpilogueProducer(producer))) &&
+           producer->getResult(0).getType() == shape &&
            sameGroupAttrs(producer, root) &&
            llvm::all_of(producer->getUsers(), [&](Operation *user) {
              return members.contains(user);
@@ -47,20 +50,24 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   // producer joins.
   for (bool grew = true; grew;) {
     grew = false;
-    for (size_t i = 0; i < members.size(); ++i)
+    for (size_t i = 0; i < members.size(); ++i) {
+      // A GEMM's or convolution's operands are the group's inputs.
+      if (isEpilogueProducer(members[i]))
+        continue;
       for (Value operand : members[i]->getOperands())
         if (Operation *producer = operand.getDefiningOp(); joins(producer)) {
           members.insert(producer);
+          hasProducer |= isEpilogueProducer(producer);
           grew = true;
         }
+    }
   }
   return members;
 }
 
-/// Replaces the group's ops (in block order; the last is the root) by one
-/// tandem.fused where the root was.
-void buildGroup(ArrayRef<Operation *> ops) {
-  Operation *root = ops.back();
+/// Replaces the group's ops (in body order; `root` last in the block) by
+/// one tandem.fused where the root was.
+void buildGroup(ArrayRef<Operation *> ops, Operation *root) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
   llvm::SetVector<Value> inputs;
   SmallVector<Location> locations;
@@ -90,13 +97,18 @@ void buildGroup(ArrayRef<Operation *> ops) {
   builder.create<YieldOp>(root->getLoc(),
                           mapping.lookup(root->getResult(0)));
   root->getResult(0).replaceAllUsesWith(fused.getResult());
-  for (Operation *op : llvm::reverse(ops))
+  // Users first: each op's results are unused when it goes.
+  SmallVector<Operation *> erased(ops.begin(), ops.end());
+  llvm::sort(erased, [](Operation *a, Operation *b) {
+    return b->isBeforeInBlock(a);
+  });
+  for (Operation *op : erased)
     op->erase();
 }
 
 void fuseBlock(Block &block) {
   DenseSet<Operation *> taken;
-  SmallVector<SmallVector<Operation *>> groups;
+  SmallVector<std::pair<SmallVector<Operation *>, Operation *>> groups;
   for (Operation &op : llvm::reverse(block)) {
     if (taken.contains(&op) || !isFusible(&op))
       continue;
@@ -104,14 +116,18 @@ void fuseBlock(Block &block) {
     taken.insert(members.begin(), members.end());
     if (members.size() < 2)
       continue;
+    // In block order, but a GEMM or convolution first: it reads the
+    // group's inputs only, and the body starts with it.
     SmallVector<Operation *> ordered(members.begin(), members.end());
     llvm::sort(ordered, [](Operation *a, Operation *b) {
+      if (isEpilogueProducer(a) != isEpilogueProducer(b))
+        return isEpilogueProducer(a);
       return a->isBeforeInBlock(b);
     });
-    groups.push_back(std::move(ordered));
+    groups.push_back({std::move(ordered), &op});
   }
-  for (ArrayRef<Operation *> group : groups)
-    buildGroup(group);
+  for (auto &[group, root] : groups)
+    buildGroup(group, root);
 }
 
 struct Fuse : tandem::impl::FuseBase<Fuse> {

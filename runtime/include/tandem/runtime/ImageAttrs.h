@@ -59,10 +59,14 @@ struct EmbeddingBagAttrs {
   int64_t mode, paddingIdx, includeLastOffset, hasWeights;
 };
 
-/// A fused group: its generated kernel's index in the model's kernel table
-/// and the rough operations per output element (for the thread pool).
+/// A fused group's first words: its generated kernel's index in the model's
+/// kernel table, the rough operations per output element (for the thread
+/// pool), and the GEMM or convolution it starts with: its kind (-1: none)
+/// and how many operands it reads. Then come that many operand indices (of
+/// the group's operands, the producer's in order) and the producer's own
+/// attribute words.
 struct FusedAttrs {
-  int64_t kernel, costPerElement;
+  int64_t kernel, costPerElement, producerKind, producerOperands;
 };
 
 /// How many words a kind's attributes take: -1 for a list.

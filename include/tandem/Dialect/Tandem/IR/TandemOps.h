@@ -31,6 +31,11 @@ DeviceAttr getPlacedDevice(Value value);
 /// functions), on f32.
 bool isFusible(Operation *op);
 
+/// Whether `op` may start a fused group as the producer of its epilogue: a
+/// GEMM or a convolution (linear, matmul, conv2d) on f32, which runs its
+/// prebuilt kernel into the group's buffer.
+bool isEpilogueProducer(Operation *op);
+
 } // namespace mlir::tandem
 
 #endif // TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_H

@@ -812,7 +812,8 @@ def Tandem_TransferOp : Tandem_Op<"transfer", [Tandem_RunsAs<"Transfer">,
 def Tandem_FusedOp : Tandem_Op<"fused",
     [IsolatedFromAbove, SingleBlock, Tandem_OwnWork,
      Tandem_RunsAs<"Fused", ["writeRuntimeAttrs"]>],
-    DeclareOpInterfaceMethods<Tandem_DeviceSupportOpInterface, ["canRunOn"]>> {
+    DeclareOpInterfaceMethods<Tandem_DeviceSupportOpInterface,
+                              ["canRunOn", "getGpuWorkspaceBytes"]>> {
   let summary = "a group of elementwise ops run as one generated kernel";
   let description = [{
     `--tandem-fuse` gathers chains of elementwise ops (arithmetic, unary
@@ -823,8 +824,16 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     (vectorized on the CPU), so the group reads its inputs once, writes its
     result once and is one launch.
 
+    A group may start with a GEMM or a convolution (`tandem::isEpilogueProducer`:
+    `linear`, `matmul`, `conv2d` on f32) whose operands are the block's
+    arguments: the runtime runs its prebuilt kernel into the group's result
+    buffer, and the generated kernel applies the rest of the body (the
+    epilogue: bias, activation, residual add, scaling) in place, reading the
+    product from that buffer.
+
     The body's ops all have the result's shape; only the inputs (the block's
-    arguments) may broadcast to it. The body holds fusible ops alone
+    arguments) may broadcast to it (those the producer alone reads have
+    shapes of their own). The body holds fusible ops alone
     (`tandem::isFusible`: the float arithmetic and unary functions on f32).
     The code generator
     (`--convert-tandem-to-llvm`) numbers each group's kernel in the
@@ -857,6 +866,11 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     auto getBodyOps() { return getBody().front().without_terminator(); }
     /// The value the body yields.
     ::mlir::Value getYielded();
+    /// The GEMM or convolution the group starts with, or null.
+    ::mlir::Operation *getProducer();
+    /// Whether input `index` is read by the elementwise ops (per element,
+    /// broadcast to the result), not by the producer alone.
+    bool isReadPerElement(unsigned index);
   }];
 }
 

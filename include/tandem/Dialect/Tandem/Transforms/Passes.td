@@ -46,7 +46,10 @@ def Fuse : Pass<"tandem-fuse"> {
     operand is broadcast when read, never recomputed per element), are read
     by the group's ops alone (a value read elsewhere is materialized, so its
     producer stays out) and carry the same `tandem.pin` as the group (the
-    group keeps it). A group of one op is left as it is.
+    group keeps it). A GEMM or convolution (`tandem::isEpilogueProducer`)
+    may join as the group's producer, one per group: the elementwise ops
+    after it become its epilogue, and its operands stay the group's inputs.
+    A group of one op is left as it is.
 
     The group is built where its last op was: its inputs are the values its
     ops read from outside, in order of first use, and its body holds its ops
