@@ -21,7 +21,7 @@ import torch
 from . import mlir
 from .arguments import non_dense_layout, path_argument
 from .errors import ExportError
-from .folding import plan_batch_norm_folds
+from .folding import fold_constant, plan_batch_norm_folds
 from .lowering import LOWERINGS, Context, Unavailable, tensor_type
 from .sources import TORCH_DIR, describe, location_of, short_path
 from .mlir import Value
@@ -158,6 +158,7 @@ class Exporter:
         self.weights = {}  # name → tensor the graph reads
         self.aten_ops = set()  # the overloads lowered
         self.folds = {}  # node → BatchNormFold (folding.py)
+        self.constants = {}  # node → its tensor, for the model's constants
 
     def run(self):
         signature = self.program.graph_signature
@@ -215,6 +216,7 @@ class Exporter:
             except ExportError as error:
                 raise ExportError(f"{kind.lower()} '{name}': {error}") from None
             self.weights[name] = tensor
+            self.constants[node] = tensor
             return self.builder.create("tandem.weight", [], type,
                                        {"name": mlir.string(name)},
                                        mlir.Location(name=name))
@@ -248,6 +250,9 @@ class Exporter:
             return [self.cx.values[fold.convolution],
                     Unavailable("the batch mean of batch_norm"),
                     Unavailable("the batch deviation of batch_norm")]
+        folded = self.fold(node)
+        if folded is not None:
+            return folded
         args = self.convert(node.args)
         kwargs = {k: self.convert(v) for k, v in node.kwargs.items()}
         if fold is not None:
@@ -262,9 +267,33 @@ class Exporter:
             raise ExportError(f"{describe(node)}: cannot lower it: "
                               f"{type(error).__name__}: {error}") from error
 
+    def fold(self, node):
+        """`node`'s value as a weight when it is computed from the model's
+        constants alone (folding.fold_constant), else None."""
+        def constant(arg):
+            if isinstance(arg, torch.fx.Node):
+                return self.constants.get(arg, arg)
+            if isinstance(arg, (list, tuple)):
+                return type(arg)(constant(a) for a in arg)
+            return arg
+        known = {id(t) for t in self.constants.values()}
+        value = fold_constant(node, constant(node.args),
+                              {k: constant(v) for k, v in node.kwargs.items()},
+                              lambda t: id(t) in known)
+        if value is None or not is_supported(value):
+            return None
+        try:
+            tensor_type(value)
+        except ExportError:
+            return None
+        self.constants[node] = value
+        return self.folded_weight("folded." + node.name, value)
+
     def folded_weight(self, name, tensor):
         """A weight the export computed (folding.py), read like the model's
-        own."""
+        own (under a name no tensor of the model has)."""
+        while name in self.weights or name in self.program.state_dict:
+            name += "_"
         self.weights[name] = tensor
         return self.builder.create("tandem.weight", [], tensor_type(tensor),
                                    {"name": mlir.string(name)},

@@ -1,5 +1,12 @@
 """Inference rewrites done at export, where the weights' values are known.
 
+Constant subgraphs are computed once here: an ATen op whose tensor operands
+are all constants of the model (parameters, buffers, constant tensors, or
+results folded before it), that is not random and whose result is no larger
+than its operands together, is run by PyTorch at export and its result
+becomes a weight (`folded.<node>`); a transposed weight, a scaled
+parameter or a slice of a positional table then costs nothing per run.
+
 Batch norm in eval mode after a convolution is folded into it: with
 s = gamma / sqrt(var + eps), the convolution's weight becomes W * s (per
 output channel) and its bias (b - mean) * s + beta, so the compiled program
@@ -25,6 +32,36 @@ class BatchNormFold:
         self.batch_norm = batch_norm
         self.weight, self.bias = weight, bias
         self.weight_name, self.bias_name = weight_name, bias_name
+
+
+def fold_constant(node, args, kwargs, is_constant):
+    """The value of `node` computed now, or None where it does not fold:
+    `args` and `kwargs` hold the node's operands with each constant one as
+    its tensor, and `is_constant(value)` says which values those are."""
+    if node.op != "call_function" or not isinstance(node.target,
+                                                     torch._ops.OpOverload):
+        return None
+    if torch.Tag.nondeterministic_seeded in node.target.tags:
+        return None
+    tensors = [a for a in list(args) + list(kwargs.values())
+               for a in (a if isinstance(a, (list, tuple)) else [a])
+               if isinstance(a, torch.Tensor)]
+    others = [a for a in list(args) + list(kwargs.values())
+              for a in (a if isinstance(a, (list, tuple)) else [a])
+              if not isinstance(a, (torch.Tensor, int, float, bool, str,
+                                    type(None), torch.dtype, torch.device,
+                                    torch.layout, torch.memory_format))]
+    if not tensors or others or not all(is_constant(t) for t in tensors):
+        return None
+    try:
+        with torch.no_grad():
+            value = node.target(*args, **kwargs)
+    except Exception:  # noqa: BLE001  left to the lowering, which says why
+        return None
+    if not isinstance(value, torch.Tensor) or \
+            value.numel() > sum(t.numel() for t in tensors):
+        return None
+    return value.contiguous()
 
 
 def plan_batch_norm_folds(program, tensor_of):

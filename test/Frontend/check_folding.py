@@ -1,7 +1,9 @@
 """Batch norm after a convolution is folded into it at export (folding.py):
 the exported model has no batch_norm where the pair folds, keeps it where
 it must not fold (the convolution's result read elsewhere, a transposed
-convolution), and every compiled model matches PyTorch in eval mode.
+convolution), and every compiled model matches PyTorch in eval mode. Then
+constant subgraphs: a transposed weight, a scaled parameter and a slice of
+a table are computed at export (no transpose, no op on them remains).
 
 Usage: check_folding.py WORKDIR
 """
@@ -26,6 +28,19 @@ class ReadTwice(nn.Module):
     def forward(self, x):
         y = self.conv(x)
         return self.bn(y) + y
+
+
+class Constants(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(6, 8))
+        self.scale = nn.Parameter(torch.randn(6))
+        self.pos = nn.Parameter(torch.randn(1, 10, 6))
+
+    def forward(self, x):
+        y = x @ self.w.t()
+        y = y * (self.scale * 2 + 1)
+        return y + self.pos[:, :x.shape[1]]
 
 
 def randomize(model):
@@ -74,7 +89,19 @@ def main():
         failures += not ok
         print(f"{name}: {norms} batch_norm left (expected {kept}), "
               f"max error {error:.2e}: {'ok' if ok else 'FAILED'}")
-    print(f"{len(CASES)} cases, {failures} failures")
+    model = Constants().eval()
+    x = torch.randn(2, 4, 8)
+    mlir, _ = tandem.export(model, (x,), os.path.join(workdir, "constants"))
+    with open(mlir) as f:
+        text = f.read()
+    left = sum(text.count(f'"tandem.{op}"') for op in ("transpose", "slice"))
+    folded = text.count('name = "folded.')
+    error = float((tandem.compile(model, (x,))(x) - model(x).detach()).abs().max())
+    ok = left == 0 and folded == 3 and error <= 1e-5
+    failures += not ok
+    print(f"constant subgraphs: {folded} folded weights, {left} transposes or "
+          f"slices left, max error {error:.2e}: {'ok' if ok else 'FAILED'}")
+    print(f"{len(CASES) + 1} cases, {failures} failures")
     return 1 if failures else 0
 
 
