@@ -69,6 +69,18 @@ def resnet():
     return torchvision.models.resnet18(num_classes=100), (torch.randn(2, 3, 64, 64),)
 
 
+def gpt2_block():
+    # The frontend tests' nanoGPT block: pre-norm attention, a tanh-GELU MLP.
+    sys.path.insert(0, os.path.join(ROOT, "test", "Frontend"))
+    from models import GPT2Block
+    return GPT2Block(width=256, heads=4, context=64), (torch.randn(8, 64, 256),)
+
+
+def mobilenet():
+    import torchvision
+    return torchvision.models.mobilenet_v2(num_classes=100), (torch.randn(2, 3, 96, 96),)
+
+
 MODELS = [("MLP 13-16-32-1, batch 128", mlp, 2 * 128 * (13 * 16 + 16 * 32 + 32),
            20000),
           ("4 x (1024->1024, relu), batch 256", tower, 4 * 2 * 256 * 1024 * 1024,
@@ -79,7 +91,12 @@ MODELS = [("MLP 13-16-32-1, batch 128", mlp, 2 * 128 * (13 * 16 + 16 * 32 + 32),
           ("transformer encoder layer, 8 x 64", encoder,
            2 * 512 * 256 * (768 + 256 + 1024) + 2 * 512 * 1024 * 256
            + 2 * 2 * 8 * 4 * 64 * 64 * 64, 50),
-          ("resnet18, 2 x 3 x 64 x 64", resnet, 2 * 2 * 149e6, 50)]
+          ("resnet18, 2 x 3 x 64 x 64", resnet, 2 * 2 * 149e6, 50),
+          # 512 tokens: the QKV, projection and two MLP GEMMs, and attention.
+          ("GPT-2 block (256 wide), 8 x 64", gpt2_block,
+           2 * 512 * 256 * (768 + 256 + 1024) + 2 * 512 * 1024 * 256
+           + 2 * 2 * 8 * 4 * 64 * 64 * 64, 50),
+          ("mobilenet_v2, 2 x 3 x 96 x 96", mobilenet, 2 * 2 * 56e6, 30)]
 
 
 def best_of_two(measure):
@@ -161,6 +178,19 @@ def tandem_us(name, model, args, runs, work, fuse=True):
     return best_of_two(measure), ops[-1]
 
 
+def peak_gpu_bytes(name, model, args, work, fuse):
+    """The placement report's peak GPU bytes with every op on the GPU (the
+    h200 profile): what the model's buffers take there, fused or not."""
+    prefix = os.path.join(work, name + (".gpu" if fuse else ".gpu.unfused"))
+    mlir_path, _ = tandem.export(model, args, prefix)
+    report = prefix + ".json"
+    tandem.compiled.run_compiler(mlir_path, prefix + ".o", "obj", None, "h200",
+                                 "all-gpu", report,
+                                 extra_flags=() if fuse else ("--fuse=false",))
+    with open(report) as f:
+        return json.load(f)["peak_gpu_bytes"]
+
+
 def sgemm(m, n, k, runs):
     """(us, GFLOP/s) of one sgemm m x n x k, the better of two runs."""
     best = None
@@ -184,6 +214,7 @@ def main():
     print(f"{'model':<36} {'tandem us':>10} {'torch us':>10} {'ort us':>10} "
           f"{'vs torch':>8} {'vs ort':>8} {'GFLOP/s':>8} {'unfused us':>10} "
           f"{'fusion':>7} {'ops/run':>11}")
+    peaks = []
     with tempfile.TemporaryDirectory() as work:
         for k, (title, build, flops, runs) in enumerate(MODELS):
             runs = max(1, int(runs * scale))
@@ -200,12 +231,21 @@ def main():
                   f"{theirs / ours:>7.2f}x {ort_ratio} {flops / ours / 1e3:>8.1f} "
                   f"{unfused:>10.1f} {unfused / ours:>6.2f}x "
                   f"{ops:>4.0f} / {unfused_ops:<4.0f}")
+            peaks.append((title, peak_gpu_bytes(f"model{k}", model, args, work,
+                                                True),
+                          peak_gpu_bytes(f"model{k}", model, args, work, False)))
             if build is tower:
                 gemm_us, gemm_gflops = sgemm(256, 1024, 1024, runs)
                 print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<36} {4 * gemm_us:>10.1f} "
                       f"{'':>10} {'':>10} {'':>8} {'':>8} {gemm_gflops:>8.1f}   "
                       f"tandem reaches "
                       f"{4 * gemm_us / ours:.2f}x of it")
+
+    print(f"\n{'peak GPU bytes, every op on the GPU':<36} {'fused':>10} "
+          f"{'unfused':>10} {'saved':>8}")
+    for title, fused, unfused in peaks:
+        print(f"{title:<36} {fused:>10} {unfused:>10} "
+              f"{1 - fused / unfused:>7.0%}")
 
 
 if __name__ == "__main__":

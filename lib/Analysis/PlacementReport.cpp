@@ -3,6 +3,7 @@
 #include "tandem/Analysis/PlacementReport.h"
 
 #include "tandem/Analysis/MakespanBound.h"
+#include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Support/Format.h"
 
 using namespace mlir;
@@ -28,7 +29,7 @@ llvm::json::Value tandem::makePlacementReport(const PlacementGraph &graph,
   for (auto [index, op] : llvm::enumerate(problem.ops)) {
     ops.push_back(Object{
         {"id", int64_t(index)},
-        {"name", graph.ops[index]->getName().getStringRef()},
+        {"name", displayName(graph.ops[index])},
         {"loc", formatLocation(graph.ops[index]->getLoc())},
         {"device", result.placement[index] ? "gpu" : "cpu"},
         {"pinned", op.pin.has_value()},

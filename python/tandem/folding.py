@@ -5,7 +5,9 @@ are all constants of the model (parameters, buffers, constant tensors, or
 results folded before it), that is not random and whose result is no larger
 than its operands together, is run by PyTorch at export and its result
 becomes a weight (`folded.<node>`); a transposed weight, a scaled
-parameter or a slice of a positional table then costs nothing per run.
+parameter or a slice of a positional table then costs nothing per run. (A
+weight's transpose that a GEMM reads is left to the lowering, which makes
+the pair a tandem.linear reading the weight as it is.)
 
 Batch norm in eval mode after a convolution is folded into it: with
 s = gamma / sqrt(var + eps), the convolution's weight becomes W * s (per
@@ -34,12 +36,23 @@ class BatchNormFold:
         self.weight_name, self.bias_name = weight_name, bias_name
 
 
+# A weight's transpose read by a GEMM is how ATen spells nn.Linear: the
+# lowering makes the pair one tandem.linear, which reads the weight as it is
+# (no copy), so such a transpose is left to it.
+_TRANSPOSES = {aten.t.default, aten.permute.default, aten.transpose.int}
+_GEMM_READERS = {aten.mm.default, aten.addmm.default, aten.bmm.default,
+                 aten.matmul.default, aten.expand.default}
+
+
 def fold_constant(node, args, kwargs, is_constant):
     """The value of `node` computed now, or None where it does not fold:
     `args` and `kwargs` hold the node's operands with each constant one as
     its tensor, and `is_constant(value)` says which values those are."""
     if node.op != "call_function" or not isinstance(node.target,
                                                      torch._ops.OpOverload):
+        return None
+    if node.target in _TRANSPOSES and any(user.target in _GEMM_READERS
+                                          for user in node.users):
         return None
     if torch.Tag.nondeterministic_seeded in node.target.tags:
         return None

@@ -24,7 +24,12 @@ def placement(model, ids, workdir):
 
 
 def device_of(ops, name):
-    return [(op["device"], op["pinned"]) for op in ops if op["name"] == name]
+    """The (device, pinned) of each op `name`, alone or in a fused group
+    (fused(linear+sigmoid) holds tandem.sigmoid)."""
+    short = name.removeprefix("tandem.")
+    return [(op["device"], op["pinned"]) for op in ops
+            if op["name"] == name or (op["name"].startswith("fused(") and
+                                      short in op["name"][6:-1].split("+"))]
 
 
 torch.manual_seed(0)

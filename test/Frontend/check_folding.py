@@ -3,7 +3,8 @@ the exported model has no batch_norm where the pair folds, keeps it where
 it must not fold (the convolution's result read elsewhere, a transposed
 convolution), and every compiled model matches PyTorch in eval mode. Then
 constant subgraphs: a transposed weight, a scaled parameter and a slice of
-a table are computed at export (no transpose, no op on them remains).
+a table are computed at export (no transpose, no op on them remains), and
+a weight's transpose read by a GEMM stays a tandem.linear.
 
 Usage: check_folding.py WORKDIR
 """
@@ -36,11 +37,12 @@ class Constants(nn.Module):
         self.w = nn.Parameter(torch.randn(6, 8))
         self.scale = nn.Parameter(torch.randn(6))
         self.pos = nn.Parameter(torch.randn(1, 10, 6))
+        self.m = nn.Parameter(torch.randn(6, 4))
 
     def forward(self, x):
-        y = x @ self.w.t()
+        y = x @ self.w.t()  # a tandem.linear, reading w as it is
         y = y * (self.scale * 2 + 1)
-        return y + self.pos[:, :x.shape[1]]
+        return y + self.pos[:, :x.shape[1]] + self.m.t()
 
 
 def randomize(model):
@@ -96,8 +98,9 @@ def main():
         text = f.read()
     left = sum(text.count(f'"tandem.{op}"') for op in ("transpose", "slice"))
     folded = text.count('name = "folded.')
+    linear = text.count('"tandem.linear"')
     error = float((tandem.compile(model, (x,))(x) - model(x).detach()).abs().max())
-    ok = left == 0 and folded == 3 and error <= 1e-5
+    ok = left == 0 and folded == 3 and linear == 1 and error <= 1e-5
     failures += not ok
     print(f"constant subgraphs: {folded} folded weights, {left} transposes or "
           f"slices left, max error {error:.2e}: {'ok' if ok else 'FAILED'}")

@@ -154,3 +154,22 @@ func.func @producers(%x: tensor<8x8xf32>, %y: tensor<8x8xf32>, %i: tensor<1x2x5x
   %e = tandem.exp %p : tensor<8x8xf32>
   return %s, %cr, %m, %r, %e : tensor<8x8xf32>, tensor<1x3x3x3xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A value the GEMM reads stays out of the GEMM's group even when the
+// epilogue reads it too (a pre-activation residual): it is an input.
+// CHECK-LABEL: func.func @residual
+// CHECK-NEXT: %[[X:.*]] = tandem.relu %arg0
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[X]], %arg1, %arg2)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: tandem.linear
+// CHECK-NEXT: tandem.add
+// CHECK-NEXT: tandem.yield
+// CHECK: return %[[F]]
+func.func @residual(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf32>) -> tensor<8x16xf32> {
+  %x = tandem.relu %a : tensor<8x16xf32>
+  %l = tandem.linear %x, %w, %b : (tensor<8x16xf32>, tensor<16x16xf32>, tensor<16xf32>) -> tensor<8x16xf32>
+  %r = tandem.add %l, %x : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}

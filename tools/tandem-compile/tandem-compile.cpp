@@ -351,13 +351,12 @@ int main(int argc, char **argv) {
   options.report = report.getValue();
   options.scheduleWindow = scheduleWindow.getValue();
   options.objective = objective.getValue();
-  if (fuse) {
-    // Duplicates merged and folds done first, so that groups form over the
-    // ops that will run.
-    pm.addPass(createCanonicalizerPass());
-    pm.addPass(createCSEPass());
+  // Duplicates merged and folds done first (fused or not, the same IR),
+  // so that groups form over the ops that will run.
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (fuse)
     pm.addPass(tandem::createFuse());
-  }
   tandem::buildPlacementPipeline(pm, options);
   tandem::ConvertTandemToLLVMOptions lowering;
   lowering.library = emit == "lib";

@@ -524,22 +524,6 @@ struct ConvertTandemToLLVM
     return "tandem_fused_" + std::to_string(index);
   }
 
-  /// The name the runtime's reports give an op: a fused group is named by
-  /// its ops ("fused(add+relu)").
-  static std::string displayName(Operation *op) {
-    auto fused = dyn_cast<FusedOp>(op);
-    if (!fused)
-      return op->getName().getStringRef().str();
-    std::string name = "fused(";
-    llvm::interleave(
-        fused.getBodyOps(),
-        [&](Operation &inner) {
-          name += inner.getName().stripDialect().str();
-        },
-        [&] { name += "+"; });
-    return name + ")";
-  }
-
   /// tandem_model_kernels, the table of the generated kernels (internal to
   /// the model's object, as its image is), or null when there are none.
   std::function<Value(OpBuilder &)>

@@ -1195,13 +1195,54 @@ func.func @fused_argument_types(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %r : tensor<4xf32>
 }
 
+
 // -----
 
-func.func @fused_empty(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{has an empty body: a group computes at least one op}}
-  %r = tandem.fused(%x) : (tensor<4xf32>) -> tensor<4xf32> {
-  ^bb0(%a: tensor<4xf32>):
-    tandem.yield %a : tensor<4xf32>
+func.func @fused_producer_shape(%a: tensor<1x3xf32>, %w: tensor<8x3xf32>, %c: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %r = tandem.fused(%a, %w, %c) : (tensor<1x3xf32>, tensor<8x3xf32>, tensor<4x8xf32>) -> tensor<4x8xf32> {
+  ^bb0(%x: tensor<1x3xf32>, %y: tensor<8x3xf32>, %z: tensor<4x8xf32>):
+    // expected-error @+1 {{gives 'tensor<1x8xf32>', but the fused group it starts is 'tensor<4x8xf32>': a producer's product is the group's buffer}}
+    %m = tandem.linear %x, %y : (tensor<1x3xf32>, tensor<8x3xf32>) -> tensor<1x8xf32>
+    %e = tandem.add %m, %z : tensor<1x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+    tandem.yield %e : tensor<4x8xf32>
+  }
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @fused_yields_input(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{yields one of its inputs: a group yields a value its ops compute}}
+  %r = tandem.fused(%a, %b) : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>, %y: tensor<4xf32>):
+    %e = tandem.exp %y : tensor<4xf32>
+    tandem.yield %x : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_unused_op(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = tandem.fused(%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    // expected-error @+1 {{is unused in its fused group: every op of a group feeds its result}}
+    %e = tandem.exp %x : tensor<4xf32>
+    %n = tandem.neg %x : tensor<4xf32>
+    tandem.yield %n : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @fused_pinned_inside(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %r = tandem.fused(%a) : (tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%x: tensor<4xf32>):
+    // expected-error @+1 {{carries 'tandem.pin' inside a fused group: the group is placed as one, and carries it}}
+    %e = tandem.exp %x {tandem.pin = #tandem.device<gpu>} : tensor<4xf32>
+    %n = tandem.neg %e : tensor<4xf32>
+    tandem.yield %n : tensor<4xf32>
   }
   return %r : tensor<4xf32>
 }

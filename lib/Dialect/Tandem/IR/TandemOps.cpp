@@ -794,6 +794,18 @@ bool tandem::isFusible(Operation *op) {
          llvm::all_of(op->getResultTypes(), isF32);
 }
 
+std::string tandem::displayName(Operation *op) {
+  auto fused = dyn_cast<FusedOp>(op);
+  if (!fused)
+    return op->getName().getStringRef().str();
+  std::string name = "fused(";
+  llvm::interleave(
+      fused.getBodyOps(),
+      [&](Operation &inner) { name += inner.getName().stripDialect().str(); },
+      [&] { name += "+"; });
+  return name + ")";
+}
+
 bool tandem::isEpilogueProducer(Operation *op) {
   if (!isa<LinearOp, MatmulOp, Conv2dOp>(op))
     return false;
@@ -805,8 +817,9 @@ bool tandem::isEpilogueProducer(Operation *op) {
 }
 
 Operation *FusedOp::getProducer() {
-  Operation *first = &getBody().front().front();
-  return isEpilogueProducer(first) ? first : nullptr;
+  Block &body = getBody().front();
+  return !body.empty() && isEpilogueProducer(&body.front()) ? &body.front()
+                                                           : nullptr;
 }
 
 bool FusedOp::isReadPerElement(unsigned index) {
@@ -821,6 +834,10 @@ Value FusedOp::getYielded() {
 
 LogicalResult FusedOp::verifyRegions() {
   Block &body = getBody().front();
+  if (getInputs().size() > kMaxFusedInputs)
+    return emitOpError() << "has " << getInputs().size()
+                         << " inputs, over the " << kMaxFusedInputs
+                         << " a group's GPU kernel can take as parameters";
   if (body.getArgumentTypes() != getInputs().getTypes())
     return emitOpError("the body's arguments must have the types of the "
                        "inputs, in order");
@@ -834,8 +851,17 @@ LogicalResult FusedOp::verifyRegions() {
   if (getYielded().getType() != getResult().getType())
     return emitOpError() << "yields " << getYielded().getType()
                          << " but its result is " << getResult().getType();
+  if (isa<BlockArgument>(getYielded()))
+    return emitOpError("yields one of its inputs: a group yields a value "
+                       "its ops compute");
   Operation *producer = getProducer();
   if (producer) {
+    if (producer->getResult(0).getType() != getResult().getType())
+      return producer->emitOpError()
+             << "gives " << producer->getResult(0).getType()
+             << ", but the fused group it starts is "
+             << getResult().getType()
+             << ": a producer's product is the group's buffer";
     for (Value operand : producer->getOperands())
       if (!isa<BlockArgument>(operand))
         return producer->emitOpError("starts a fused group: its operands "
@@ -845,6 +871,16 @@ LogicalResult FusedOp::verifyRegions() {
                          "producer has an epilogue");
   }
   for (Operation &op : getBodyOps()) {
+    for (NamedAttribute attr : op.getDiscardableAttrs())
+      if (attr.getName() == TandemDialect::kDeviceAttrName ||
+          attr.getName() == TandemDialect::kPinAttrName)
+        return op.emitOpError()
+               << "carries '" << attr.getName().strref()
+               << "' inside a fused group: the group is placed as one, and "
+                  "carries it";
+    if (op.use_empty())
+      return op.emitOpError("is unused in its fused group: every op of a "
+                            "group feeds its result");
     if (&op == producer)
       continue;
     if (!isFusible(&op))
@@ -857,8 +893,6 @@ LogicalResult FusedOp::verifyRegions() {
              << " in a fused group of shape " << formatShape(shape)
              << ": only the group's inputs may broadcast";
   }
-  if (getBodyOps().empty())
-    return emitOpError("has an empty body: a group computes at least one op");
   return success();
 }
 

@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::tandem {
@@ -28,6 +29,19 @@ bool sameGroupAttrs(Operation *a, Operation *b) {
   });
 }
 
+/// How many inputs the group of `members` and `candidate` reads.
+size_t countInputs(const llvm::SetVector<Operation *> &members,
+                   Operation *candidate) {
+  llvm::DenseSet<Value> inputs;
+  for (Operation *op : llvm::concat<Operation *const>(
+           members.getArrayRef(), ArrayRef<Operation *>(candidate)))
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp();
+          def != candidate && !members.contains(def))
+        inputs.insert(operand);
+  return inputs.size();
+}
+
 /// The ops of the group that ends at `root`, in no particular order.
 llvm::SetVector<Operation *> growGroup(Operation *root,
                                       const DenseSet<Operation *> &taken) {
@@ -35,16 +49,30 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   members.insert(root);
   Type shape = root->getResult(0).getType();
   bool hasProducer = false;
+  auto definedInGroup = [&](Value value) {
+    return members.contains(value.getDefiningOp());
+  };
   auto joins = [&](Operation *producer) {
-    return producer && producer->getBlock() == root->getBlock() &&
-           !taken.contains(producer) && !members.contains(producer) &&
-           (isFusible(producer) ||
-            (!hasProducer && isEpilogueProducer(producer))) &&
-           producer->getResult(0).getType() == shape &&
-           sameGroupAttrs(producer, root) &&
-           llvm::all_of(producer->getUsers(), [&](Operation *user) {
-             return members.contains(user);
-           });
+    if (!producer || producer->getBlock() != root->getBlock() ||
+        taken.contains(producer) || members.contains(producer) ||
+        producer->getResult(0).getType() != shape ||
+        !sameGroupAttrs(producer, root) ||
+        !llvm::all_of(producer->getUsers(), [&](Operation *user) {
+          return members.contains(user);
+        }))
+      return false;
+    // A GEMM's or convolution's operands are the group's inputs: it joins
+    // only if no member computes one, and no op that feeds it joins.
+    if (isEpilogueProducer(producer))
+      return !hasProducer &&
+             llvm::none_of(producer->getOperands(), definedInGroup) &&
+             countInputs(members, producer) <= kMaxFusedInputs;
+    if (!isFusible(producer) ||
+        llvm::any_of(producer->getUsers(), isEpilogueProducer))
+      return false;
+    // Each input is a kernel parameter on the GPU: keep groups well inside
+    // what PTX allows.
+    return countInputs(members, producer) <= kMaxFusedInputs;
   };
   // A producer read by two members joins once both have: repeat until no
   // producer joins.

@@ -52,7 +52,8 @@ void printFunction(FunctionOpInterface func, raw_ostream &os) {
   func->walk([&](Operation *op) {
     auto work = dyn_cast<WorkEstimateOpInterface>(op);
     auto devices = dyn_cast<DeviceSupportOpInterface>(op);
-    if (!work || !devices)
+    // A fused group's ops are counted in the group's own row.
+    if (!work || !devices || op->getParentOfType<FusedOp>())
       return;
     WorkEstimate estimate = work.estimateWork();
     total.flops += estimate.flops;
@@ -66,7 +67,7 @@ void printFunction(FunctionOpInterface func, raw_ostream &os) {
       weightBytes += resultBytes;
     os << llvm::formatv(
         "{0,4}  {1,-20} {2,-32} {3,14} {4,12} {5,12} {6,12}  {7,-8} {8}\n",
-        index++, op->getName().getStringRef(), formatLocation(op->getLoc()),
+        index++, displayName(op), formatLocation(op->getLoc()),
         estimate.flops, estimate.bytesRead, estimate.bytesWritten, resultBytes,
         formatDevices(devices), formatHostOperands(devices));
   });

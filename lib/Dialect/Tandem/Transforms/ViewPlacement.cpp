@@ -129,7 +129,7 @@ void writeDot(FunctionOpInterface func, raw_ostream &os) {
       const char *colour = !device          ? kUnplacedColour
                            : device.isGPU() ? kGpuColour
                                             : kCpuColour;
-      std::string label = op.getName().getStringRef().str();
+      std::string label = displayName(&op);
       if (auto weight = dyn_cast<WeightOp>(op))
         label += "\\n\\\"" + escape(weight.getName()) + "\\\"";
       if (op.getNumResults() == 1)

@@ -31,6 +31,14 @@ DeviceAttr getPlacedDevice(Value value);
 /// functions), on f32.
 bool isFusible(Operation *op);
 
+/// The name reports, profiles and drawings give `op`: its op name, but a
+/// fused group is named by its ops ("fused(linear+relu)").
+std::string displayName(Operation *op);
+
+/// The most inputs a fused group takes: each is a parameter of its GPU
+/// kernel, and PTX allows 4352 bytes of them (8 per pointer).
+constexpr size_t kMaxFusedInputs = 256;
+
 /// Whether `op` may start a fused group as the producer of its epilogue: a
 /// GEMM or a convolution (linear, matmul, conv2d) on f32, which runs its
 /// prebuilt kernel into the group's buffer.
