@@ -42,24 +42,31 @@ CpuKernel kernelOf(int64_t kind) {
 
 bool tandem::rt::hasCpuKernel(int64_t kind) { return kernelOf(kind); }
 
+std::optional<FusedProducer>
+tandem::rt::fusedProducer(const std::vector<TensorView> &operands,
+                          const std::vector<int64_t> &attrs) {
+  auto fused = img::readAttrs<img::FusedAttrs>(attrs);
+  if (fused.producerKind < 0)
+    return std::nullopt;
+  size_t first = img::wordCount<img::FusedAttrs>();
+  FusedProducer producer{fused.producerKind, {}, {}};
+  for (int64_t k = 0; k < fused.producerOperands; ++k)
+    producer.operands.push_back(operands[attrs[first + k]]);
+  producer.attrs.assign(attrs.begin() + first + fused.producerOperands,
+                        attrs.end());
+  return producer;
+}
+
 bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
                                const std::vector<TensorView> &operands,
                                const TensorView &result,
                                const std::vector<int64_t> &attrs,
                                std::string &error) {
+  if (std::optional<FusedProducer> producer = fusedProducer(operands, attrs);
+      producer && !runCpuKernel(producer->kind, producer->operands, result,
+                                producer->attrs, error))
+    return false;
   auto fused = img::readAttrs<img::FusedAttrs>(attrs);
-  if (fused.producerKind >= 0) {
-    // The image reader checked the indices and the attribute count.
-    size_t first = img::wordCount<img::FusedAttrs>();
-    std::vector<TensorView> producerOperands;
-    for (int64_t k = 0; k < fused.producerOperands; ++k)
-      producerOperands.push_back(operands[attrs[first + k]]);
-    std::vector<int64_t> producerAttrs(
-        attrs.begin() + first + fused.producerOperands, attrs.end());
-    if (!runCpuKernel(fused.producerKind, producerOperands, result,
-                      producerAttrs, error))
-      return false;
-  }
   constexpr size_t kInline = 16;
   void *inlinePointers[kInline];
   std::vector<void *> heapPointers;

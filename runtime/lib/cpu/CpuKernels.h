@@ -12,6 +12,7 @@
 #include "tandem/runtime/ModelImage.h"
 #include "tandem/runtime/Tensor.h"
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,21 @@ struct TensorView {
 bool runCpuKernel(int64_t kind, const std::vector<TensorView> &operands,
                   const TensorView &result, const std::vector<int64_t> &attrs,
                   std::string &error);
+
+/// A fused group's GEMM or convolution: its kind, its operands (some of the
+/// group's) and its own attribute words.
+struct FusedProducer {
+  int64_t kind;
+  std::vector<TensorView> operands;
+  std::vector<int64_t> attrs;
+};
+
+/// The producer a fused group starts with (`attrs`: image::FusedAttrs and
+/// what follows, checked by the image reader), if it has one. Both backends
+/// run it into the group's result before the generated kernel.
+std::optional<FusedProducer>
+fusedProducer(const std::vector<TensorView> &operands,
+              const std::vector<int64_t> &attrs);
 
 /// Runs a fused group (`attrs`: image::FusedAttrs and what follows): the
 /// GEMM or convolution it starts with, if any, into the result, then its

@@ -49,19 +49,11 @@ bool launchFused(const KernelCall &call) {
                  " is not in the model's PTX";
     return false;
   }
-  if (attrs.producerKind >= 0) {
-    // The GEMM or convolution first, into the result (the image reader
-    // checked the indices and the attribute count).
-    size_t first = img::wordCount<img::FusedAttrs>();
-    std::vector<TensorView> producerOperands;
-    for (int64_t k = 0; k < attrs.producerOperands; ++k)
-      producerOperands.push_back(call.ops[call.attrs[first + k]]);
-    std::vector<int64_t> producerAttrs(
-        call.attrs.begin() + first + attrs.producerOperands, call.attrs.end());
-    if (!runKernel(&call.device, attrs.producerKind, producerOperands,
-                   call.out, producerAttrs, call.error))
-      return false;
-  }
+  // The GEMM or convolution first, into the result.
+  if (std::optional<FusedProducer> producer = fusedProducer(call.ops, call.attrs);
+      producer && !runKernel(&call.device, producer->kind, producer->operands,
+                             call.out, producer->attrs, call.error))
+    return false;
   if (call.n == 0)
     return true;
   std::vector<void *> pointers;
