@@ -3,7 +3,8 @@
 #
 #   bin/                         tandem-opt, tandem-compile, tandem-calibrate
 #   lib/                         the compiler's libraries and the runtime
-#                                (libTandemRuntime.a, libTandemRuntimeIO.a),
+#                                (libTandemRuntime.a, libTandemRuntimeIO.a,
+#                                libTandemBlasCore.a),
 #                                which tandem-compile links models with
 #   lib/cmake/tandem/            TandemConfig.cmake, TandemTargets.cmake
 #   include/tandem/              the compiler's headers (with the generated
@@ -21,7 +22,7 @@ include(CMakePackageConfigHelpers)
 
 install(TARGETS tandem-opt tandem-compile tandem-calibrate
         RUNTIME DESTINATION bin)
-install(TARGETS TandemRuntime TandemRuntimeIO EXPORT TandemTargets
+install(TARGETS TandemRuntime TandemRuntimeIO TandemBlasCore EXPORT TandemTargets
         ARCHIVE DESTINATION lib)
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/include/tandem

@@ -89,6 +89,15 @@ def _python_imports(modules):
     except (OSError, subprocess.SubprocessError):
         return False
 
+# The BLAS the runtime links is OpenBLAS (Debian's alternatives may point
+# libblas.so.3 elsewhere): its core choice is tested.
+try:
+    import ctypes
+    if hasattr(ctypes.CDLL("libblas.so.3"), "openblas_get_corename"):
+        config.available_features.add("openblas")
+except OSError:
+    pass
+
 # The end-to-end tests compute their references with NumPy; the frontend's
 # tests need PyTorch and torchvision (scripts/setup.sh installs all three).
 if _python_imports("numpy"):

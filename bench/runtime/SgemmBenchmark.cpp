@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "tandem/runtime/BlasCore.h"
+
 #include <cblas.h>
 
 #include <algorithm>
@@ -15,6 +17,8 @@
 #include <vector>
 
 int main(int argc, char **argv) {
+  // The kernels a compiled model runs on (BlasCore.h).
+  tandem::rt::reexecOnBetterBlasCore(argv);
   if (argc != 5) {
     std::fprintf(stderr, "usage: tandem-bench-sgemm M N K REPEAT\n");
     return 1;

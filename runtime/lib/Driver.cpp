@@ -12,6 +12,7 @@
 
 #include "CudaBackend.h"
 #include "FileBytes.h"
+#include "tandem/runtime/BlasCore.h"
 #include "tandem/runtime/Npy.h"
 
 #include <fcntl.h>
@@ -367,6 +368,8 @@ extern "C" int tandem_rt_main(int argc, char **argv, const int64_t *image,
                               const char *strings,
                               const void *kernels,
                               void (*run)(TandemRuntime *)) {
+  // Before any work: OpenBLAS on generic kernels makes every GEMM slow.
+  reexecOnBetterBlasCore(argv);
   try {
     return runMain(argc, argv, image, strings, kernels, run);
   } catch (...) {

@@ -8,6 +8,7 @@
 
 #include "Calibration.h"
 #include "tandem/Analysis/DeviceProfile.h"
+#include "tandem/runtime/BlasCore.h"
 #include "tandem/Support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -136,6 +137,9 @@ static LinkProfile toLink(const tandem_calibrate::LinkRates &rates) {
 }
 
 int main(int argc, char **argv) {
+  // Measure the GEMMs OpenBLAS runs at its best on this CPU, as a compiled
+  // model runs them.
+  tandem::rt::reexecOnBetterBlasCore(argv);
   cl::HideUnrelatedOptions(calibrateCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-calibrate: measure this machine and "

@@ -190,8 +190,9 @@ static LogicalResult findRuntime(const char *argv0, void *anchor,
   llvm::sys::path::remove_filename(dir); // bin
   llvm::sys::path::remove_filename(dir); // the prefix
   llvm::sys::path::append(dir, "lib");
-  for (StringRef name : {TANDEM_RUNTIME_LIBRARY_NAME,
-                         TANDEM_RUNTIME_IO_LIBRARY_NAME}) {
+  for (StringRef name :
+       {TANDEM_RUNTIME_LIBRARY_NAME, TANDEM_RUNTIME_IO_LIBRARY_NAME,
+        TANDEM_BLAS_CORE_LIBRARY_NAME}) {
     SmallString<256> archive(dir);
     llvm::sys::path::append(archive, name);
     if (!llvm::sys::fs::is_regular_file(archive)) {
