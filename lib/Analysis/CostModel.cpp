@@ -3,6 +3,7 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -36,17 +37,23 @@ CostFamily tandem::costFamilyOf(Operation *op) {
       .Case<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp, PowOp>(
           [](auto) { return CostFamily::Transcendental; })
       // A fused group is priced as its costliest kind of op: its GEMM or
-      // convolution, else its transcendental functions.
+      // convolution, else its transcendental functions, else its
+      // arithmetic; a group of views alone as its costliest view.
       .Case([](FusedOp fused) {
         if (Operation *producer = fused.getProducer())
           return costFamilyOf(producer);
-        return llvm::any_of(fused.getBodyOps(),
-                            [](Operation &op) {
-                              return costFamilyOf(&op) ==
-                                     CostFamily::Transcendental;
-                            })
-                   ? CostFamily::Transcendental
-                   : CostFamily::Elementwise;
+        auto has = [&](CostFamily family) {
+          return llvm::any_of(fused.getBodyOps(), [&](Operation &op) {
+            return costFamilyOf(&op) == family;
+          });
+        };
+        if (has(CostFamily::Transcendental))
+          return CostFamily::Transcendental;
+        if (!llvm::all_of(fused.getBodyOps(),
+                          [](Operation &op) { return isViewOp(&op); }))
+          return CostFamily::Elementwise;
+        return has(CostFamily::Transpose) ? CostFamily::Transpose
+                                          : CostFamily::DataMovement;
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp,
             CumsumOp>([](auto) { return CostFamily::Reduction; })

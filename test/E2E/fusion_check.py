@@ -13,7 +13,9 @@ the CUDA toolkit's ptxas is found ($TANDEM_PTXAS), each model's GPU kernels
 (--emit=ptx) are assembled for sm_90. The
 shapes include rows long enough that the thread pool splits one row across
 chunks. Two models more start chains with GEMMs and convolutions (fused
-as a producer and its epilogue), one whose product is also a result.
+as a producer and its epilogue), one whose product is also a result; two
+read their inputs through views (transposes, strided slices, broadcasts,
+attention's head split), checked against NumPy too.
 
 Usage: fusion_check.py TANDEM_COMPILE WORKDIR
 """
@@ -146,6 +148,68 @@ def epilogue_models():
     return models
 
 
+def view_models():
+    """Groups that read their inputs through views (transposes whose rows
+    are strided, strided slices, broadcasts, reshapes between them), and
+    chains of views alone (attention's head split) that become one copy.
+    The ops are exact in float32 (add, sub, mul, neg, maximum), so each
+    model also has NumPy's answer, bit for bit."""
+    models = []
+    # A transposed operand (rows of stride 37: lanes gathered one by one,
+    # with a tail), a strided slice with an offset, a broadcast_to seen
+    # transposed.
+    x, y, z, v = (values((16, 37)), values((37, 16)), values((9, 120)),
+                  values((37, 1)))
+    text = """func.func @main(%x: tensor<16x37xf32>, %y: tensor<37x16xf32>, %z: tensor<9x120xf32>, %v: tensor<37x1xf32>) -> (tensor<16x37xf32>, tensor<4x37xf32>) {
+  %t = tandem.transpose %y {perm = array<i64: 1, 0>} : tensor<37x16xf32> -> tensor<16x37xf32>
+  %a = tandem.add %x, %t : tensor<16x37xf32>, tensor<16x37xf32> -> tensor<16x37xf32>
+  %b = tandem.broadcast_to %v : tensor<37x1xf32> -> tensor<37x16xf32>
+  %bt = tandem.transpose %b {perm = array<i64: 1, 0>} : tensor<37x16xf32> -> tensor<16x37xf32>
+  %m = tandem.mul %a, %bt : tensor<16x37xf32>, tensor<16x37xf32> -> tensor<16x37xf32>
+  %s = tandem.slice %z {starts = array<i64: 1, 5>, limits = array<i64: 9, 116>, strides = array<i64: 2, 3>} : tensor<9x120xf32> -> tensor<4x37xf32>
+  %sr = tandem.reshape %s : tensor<4x37xf32> -> tensor<4x1x37xf32>
+  %n = tandem.neg %m : tensor<16x37xf32>
+  %c = tandem.slice %n {starts = array<i64: 0, 0>, limits = array<i64: 4, 37>} : tensor<16x37xf32> -> tensor<4x37xf32>
+  %d = tandem.sub %c, %s : tensor<4x37xf32>, tensor<4x37xf32> -> tensor<4x37xf32>
+  %e = tandem.maximum %d, %s : tensor<4x37xf32>, tensor<4x37xf32> -> tensor<4x37xf32>
+  return %n, %e : tensor<16x37xf32>, tensor<4x37xf32>
+}
+"""
+    n = -((x + y.T) * np.broadcast_to(v, (37, 16)).T)
+    sl = z[1:9:2, 5:116:3]
+    d = n[:4] - sl
+    e = np.where(np.isnan(d) | np.isnan(sl), np.float32(np.nan),
+                 np.maximum(d, sl))
+    models.append((text, [x, y, z, v], [n, e]))
+    # Attention's head split of a [B, S, 3*H*D] projection: q, k^T and v
+    # are each one group of views; the scores read through them.
+    p = values((2, 8, 48))
+    text = """func.func @main(%p: tensor<2x8x48xf32>) -> (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) {
+  %r = tandem.reshape %p : tensor<2x8x48xf32> -> tensor<2x8x3x16xf32>
+  %t = tandem.transpose %r {perm = array<i64: 2, 0, 1, 3>} : tensor<2x8x3x16xf32> -> tensor<3x2x8x16xf32>
+  %q0 = tandem.slice %t {starts = array<i64: 0, 0, 0, 0>, limits = array<i64: 1, 2, 8, 16>} : tensor<3x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %k0 = tandem.slice %t {starts = array<i64: 1, 0, 0, 0>, limits = array<i64: 2, 2, 8, 16>} : tensor<3x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %v0 = tandem.slice %t {starts = array<i64: 2, 0, 0, 0>, limits = array<i64: 3, 2, 8, 16>} : tensor<3x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %q1 = tandem.reshape %q0 : tensor<1x2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %k1 = tandem.reshape %k0 : tensor<1x2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %v1 = tandem.reshape %v0 : tensor<1x2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %q = tandem.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %k2 = tandem.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %v = tandem.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %k = tandem.transpose %k2 {perm = array<i64: 0, 1, 3, 2>} : tensor<2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %s = tandem.matmul %q, %k : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %w = tandem.add %v, %k : tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  return %s, %w, %q : tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>
+}
+"""
+    heads = p.reshape(2, 8, 3, 2, 8).transpose(2, 0, 3, 1, 4)  # [3,B,H,S,D]
+    q, k, vv = heads[0], heads[1].transpose(0, 1, 3, 2), heads[2]
+    # The scores are a GEMM (rounding differs from NumPy's): checked
+    # against the unfused model only.
+    models.append((text, [p], [None, vv + k, q]))
+    return models
+
+
 def same_bits(a, b):
     if a.shape != b.shape:
         return False
@@ -158,9 +222,10 @@ def main():
     os.makedirs(workdir, exist_ok=True)
     failures = fused_groups = assembled_modules = 0
     ptxas = os.environ.get("TANDEM_PTXAS")
-    generated = [model(index) for index in range(24)] + epilogue_models()
+    generated = [model(index) + (None,) for index in range(24)] + \
+        [m + (None,) for m in epilogue_models()] + view_models()
     models = len(generated)
-    for index, (text, inputs) in enumerate(generated):
+    for index, (text, inputs, expected) in enumerate(generated):
         directory = os.path.join(workdir, f"model{index}")
         os.makedirs(directory, exist_ok=True)
         path = os.path.join(directory, "model.mlir")
@@ -199,6 +264,10 @@ def main():
                 fused_groups += profile.count("fused(")
         if len(outputs) < 3:
             continue
+        for k, want in enumerate(expected or []):
+            if want is not None and not same_bits(want, outputs["plain-cpu"][k]):
+                print(f"model {index} result {k}: FAILED against NumPy\n{text}")
+                failures += 1
         for variant in ("fused-cpu", "fused-gpu"):
             for k, (want, got) in enumerate(zip(outputs["plain-cpu"],
                                                 outputs[variant])):

@@ -173,3 +173,111 @@ func.func @residual(%a: tensor<8x16xf32>, %w: tensor<16x16xf32>, %b: tensor<16xf
   %r = tandem.add %l, %x : tensor<8x16xf32>, tensor<8x16xf32> -> tensor<8x16xf32>
   return %r : tensor<8x16xf32>
 }
+
+// -----
+
+// A group reads its operands through views (transpose, slice, reshape,
+// broadcast_to): the views move into the body on the group's inputs and
+// are never materialized; a view other ops still read stays for them.
+// CHECK-LABEL: func.func @through_views
+// CHECK-NEXT: %[[T:.*]] = tandem.transpose %arg1
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<8x4xf32>, tensor<4x16xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[Y:.*]]: tensor<8x4xf32>, %[[Z:.*]]: tensor<4x16xf32>):
+// CHECK-NEXT:   %[[TY:.*]] = tandem.transpose %[[Y]] {perm = array<i64: 1, 0>}
+// CHECK-NEXT:   %[[A:.*]] = tandem.add %[[X]], %[[TY]]
+// CHECK-NEXT:   %[[S:.*]] = tandem.slice %[[Z]]
+// CHECK-NEXT:   %[[M:.*]] = tandem.mul %[[A]], %[[S]]
+// CHECK-NEXT:   tandem.yield %[[M]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]], %[[T]]
+func.func @through_views(%x: tensor<4x8xf32>, %y: tensor<8x4xf32>, %z: tensor<4x16xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %t = tandem.transpose %y {perm = array<i64: 1, 0>} : tensor<8x4xf32> -> tensor<4x8xf32>
+  %a = tandem.add %x, %t : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %s = tandem.slice %z {starts = array<i64: 0, 1>, limits = array<i64: 4, 16>, strides = array<i64: 1, 2>} : tensor<4x16xf32> -> tensor<4x8xf32>
+  %m = tandem.mul %a, %s : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  return %m, %t : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// One op reading a view that would copy is a group of its own: the copy
+// goes. Through a reshape alone (a relabelling) it is not.
+// CHECK-LABEL: func.func @one_op_through_a_copy
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0)
+// CHECK:        tandem.transpose
+// CHECK-NEXT:   tandem.relu
+// CHECK:      %[[R:.*]] = tandem.reshape %arg1
+// CHECK-NEXT: %[[N:.*]] = tandem.relu %[[R]]
+// CHECK-NEXT: return %[[F]], %[[N]]
+func.func @one_op_through_a_copy(%x: tensor<8x4xf32>, %y: tensor<32xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  %t = tandem.transpose %x {perm = array<i64: 1, 0>} : tensor<8x4xf32> -> tensor<4x8xf32>
+  %r = tandem.relu %t : tensor<4x8xf32>
+  %u = tandem.reshape %y : tensor<32xf32> -> tensor<4x8xf32>
+  %n = tandem.relu %u : tensor<4x8xf32>
+  return %r, %n : tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Attention's head split: q, k and v are slices of one projection, each
+// reshaped and transposed to [B, H, S, D], and k transposed again. Each
+// chain that a GEMM reads becomes one group of views (one copy instead of
+// three), and the views they shared go.
+// CHECK-LABEL: func.func @head_split
+// CHECK-NEXT: %[[Q:.*]] = tandem.fused(%arg0) : (tensor<2x8x48xf32>) -> tensor<2x2x8x8xf32> {
+// CHECK:        tandem.yield
+// CHECK:      %[[V:.*]] = tandem.fused(%arg0) : (tensor<2x8x48xf32>) -> tensor<2x2x8x8xf32> {
+// CHECK:        tandem.yield
+// CHECK:      %[[K:.*]] = tandem.fused(%arg0) : (tensor<2x8x48xf32>) -> tensor<2x2x8x8xf32> {
+// CHECK:        tandem.slice {{.*}}starts = array<i64: 1, 0, 0, 0>
+// CHECK:        tandem.transpose {{.*}}perm = array<i64: 0, 1, 3, 2>
+// CHECK-NEXT:   tandem.yield
+// CHECK:      %[[S:.*]] = tandem.matmul %[[Q]], %[[K]]
+// CHECK-NEXT: %[[O:.*]] = tandem.matmul %[[S]], %[[V]]
+// CHECK-NEXT: return %[[O]]
+func.func @head_split(%p: tensor<2x8x48xf32>) -> tensor<2x2x8x8xf32> {
+  %r = tandem.reshape %p : tensor<2x8x48xf32> -> tensor<2x8x3x16xf32>
+  %t = tandem.transpose %r {perm = array<i64: 2, 0, 1, 3>} : tensor<2x8x3x16xf32> -> tensor<3x2x8x16xf32>
+  %q0 = tandem.slice %t {starts = array<i64: 0, 0, 0, 0>, limits = array<i64: 1, 2, 8, 16>} : tensor<3x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %k0 = tandem.slice %t {starts = array<i64: 1, 0, 0, 0>, limits = array<i64: 2, 2, 8, 16>} : tensor<3x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %v0 = tandem.slice %t {starts = array<i64: 2, 0, 0, 0>, limits = array<i64: 3, 2, 8, 16>} : tensor<3x2x8x16xf32> -> tensor<1x2x8x16xf32>
+  %q1 = tandem.reshape %q0 : tensor<1x2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %k1 = tandem.reshape %k0 : tensor<1x2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %v1 = tandem.reshape %v0 : tensor<1x2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %q = tandem.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %k2 = tandem.transpose %k1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %v = tandem.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %k = tandem.transpose %k2 {perm = array<i64: 0, 1, 3, 2>} : tensor<2x2x8x8xf32> -> tensor<2x2x8x8xf32>
+  %s = tandem.matmul %q, %k : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  %o = tandem.matmul %s, %v : (tensor<2x2x8x8xf32>, tensor<2x2x8x8xf32>) -> tensor<2x2x8x8xf32>
+  return %o : tensor<2x2x8x8xf32>
+}
+
+// -----
+
+// Views are not absorbed where the chain is not one strided access (here a
+// transposed [4, 6] flattened): the longest part that is, is; one
+// transpose before a GEMM stays a transpose (no copy saved); views of
+// other element types stay.
+// CHECK-LABEL: func.func @views_kept
+// CHECK-NEXT: %[[T:.*]] = tandem.transpose %arg0
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[T]])
+// CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<4x6xf32>):
+// CHECK-NEXT:   tandem.reshape %[[A]]
+// CHECK-NEXT:   tandem.exp
+// CHECK-NEXT:   tandem.neg
+// CHECK:      %[[U:.*]] = tandem.transpose %arg1
+// CHECK-NEXT: tandem.matmul %[[U]], %arg1
+// CHECK:      %[[H:.*]] = tandem.transpose %arg2
+// CHECK-NEXT: tandem.neg %[[H]]
+func.func @views_kept(%x: tensor<6x4xf32>, %y: tensor<4x4xf32>, %h: tensor<2x4xf16>) -> (tensor<24xf32>, tensor<4x4xf32>, tensor<4x2xf16>) {
+  %t = tandem.transpose %x {perm = array<i64: 1, 0>} : tensor<6x4xf32> -> tensor<4x6xf32>
+  %f = tandem.reshape %t : tensor<4x6xf32> -> tensor<24xf32>
+  %e0 = tandem.exp %f : tensor<24xf32>
+  %e = tandem.neg %e0 : tensor<24xf32>
+  %u = tandem.transpose %y {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+  %m = tandem.matmul %u, %y : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  %g = tandem.transpose %h {perm = array<i64: 1, 0>} : tensor<2x4xf16> -> tensor<4x2xf16>
+  %n = tandem.neg %g : tensor<4x2xf16>
+  return %e, %m, %n : tensor<24xf32>, tensor<4x4xf32>, tensor<4x2xf16>
+}

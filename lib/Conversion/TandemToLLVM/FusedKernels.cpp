@@ -14,6 +14,8 @@
 
 #include "FusedKernels.h"
 
+#include "tandem/Dialect/Tandem/IR/TandemViews.h"
+
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -45,59 +47,91 @@ namespace {
 /// f32 lanes per vector: one AVX register.
 constexpr int64_t kVectorWidth = 8;
 
+/// A value the kernel loads: an input read by the body's elementwise ops,
+/// directly or through view ops (TandemViews.h), per element of the result.
+struct Leaf {
+  Value value;    ///< the block argument, or the last view's result
+  unsigned input; ///< which of the group's inputs it reads
+  int64_t offset; ///< its first element, in the input's buffer
+};
+
 /// The result walked as rows: `dims` (the collapsed shape; the last is the
-/// row) and, per input, its element stride along each (0: broadcast), and
-/// whether the kernel reads it at all (the producer's own operands it does
-/// not).
+/// row) and, per leaf, its element stride along each (0: broadcast).
 struct RowLayout {
+  SmallVector<Leaf> leaves;
   SmallVector<int64_t> dims;
   SmallVector<SmallVector<int64_t>> strides;
-  SmallVector<bool> read;
 
   int64_t rowLength() const { return dims.back(); }
 };
+
+/// The values the body's elementwise ops (and its yield) read from the
+/// inputs: block arguments and the results of view chains on them. The
+/// producer's own operands are not among them: it reads them itself.
+SmallVector<Leaf> leavesOf(FusedOp fused) {
+  llvm::SetVector<Value> values;
+  auto isLeaf = [](Value value) {
+    return isa<BlockArgument>(value) || isViewOp(value.getDefiningOp());
+  };
+  Operation *producer = fused.getProducer();
+  for (Operation &op : fused.getBodyOps())
+    if (&op != producer && !isViewOp(&op))
+      for (Value operand : op.getOperands())
+        if (isLeaf(operand))
+          values.insert(operand);
+  if (isLeaf(fused.getYielded()))
+    values.insert(fused.getYielded());
+  SmallVector<Leaf> leaves;
+  for (Value value : values) {
+    SmallVector<Operation *> chain =
+        viewChainOf(value, [](Operation *) { return true; });
+    Value base = chain.empty() ? value : chain.front()->getOperand(0);
+    leaves.push_back({value, cast<BlockArgument>(base).getArgNumber(), 0});
+  }
+  return leaves;
+}
 
 RowLayout layoutOf(FusedOp fused) {
   ArrayRef<int64_t> shape =
       cast<ShapedType>(fused.getResult().getType()).getShape();
   int64_t rank = shape.size();
-  size_t numInputs = fused.getInputs().size();
-  // Per input, the stride of each result dimension (NumPy's right-aligned
-  // broadcasting; a stretched dimension has stride 0).
-  SmallVector<SmallVector<int64_t>> full(numInputs);
-  for (auto [k, input] : llvm::enumerate(fused.getInputs())) {
-    full[k].assign(rank, 0);
-    if (!fused.isReadPerElement(k))
-      continue; // not read here: any shape, no stride
-    ArrayRef<int64_t> inShape = cast<ShapedType>(input.getType()).getShape();
-    int64_t offset = rank - int64_t(inShape.size());
-    int64_t stride = 1;
-    for (int64_t d = rank - 1; d >= offset; --d) {
-      int64_t size = inShape[d - offset];
-      full[k][d] = size == 1 ? 0 : stride;
-      stride *= size;
-    }
-  }
   RowLayout layout;
-  layout.strides.resize(numInputs);
-  for (size_t k = 0; k < numInputs; ++k)
-    layout.read.push_back(fused.isReadPerElement(k));
+  layout.leaves = leavesOf(fused);
+  size_t numLeaves = layout.leaves.size();
+  // Per leaf, the stride of each result dimension (its view's strides,
+  // NumPy's right-aligned broadcasting: a stretched dimension has stride 0).
+  SmallVector<SmallVector<int64_t>> full(numLeaves);
+  for (auto [k, leaf] : llvm::enumerate(layout.leaves)) {
+    SmallVector<Operation *> chain =
+        viewChainOf(leaf.value, [](Operation *) { return true; });
+    // The verifier has checked that every chain is one strided access.
+    StridedAccess access =
+        *composeViews(fused.getBody().front().getArgument(leaf.input), chain);
+    leaf.offset = access.offset;
+    full[k].assign(rank, 0);
+    int64_t lead = rank - int64_t(access.shape.size());
+    for (int64_t d = std::max<int64_t>(lead, 0); d < rank; ++d)
+      if (access.shape[d - lead] != 1)
+        full[k][d] = access.strides[d - lead];
+  }
+  layout.strides.resize(numLeaves);
   for (int64_t d = 0; d < rank; ++d) {
     if (shape[d] == 1)
       continue; // one index only: no stride matters
+    // The previous (collapsed) dimension and this one are one when each
+    // leaf steps over this one's extent from one index of the other to the
+    // next (or is broadcast along both).
     bool merges = !layout.dims.empty();
-    for (size_t k = 0; merges && k < numInputs; ++k)
-      merges = (layout.strides[k].back() == 0) == (full[k][d] == 0);
+    for (size_t k = 0; merges && k < numLeaves; ++k)
+      merges = layout.strides[k].back() == full[k][d] * shape[d];
     if (merges) {
-      // The previous dimension's stride is this one's times its size for
-      // an input spanning both, 0 for one broadcast along both.
       layout.dims.back() *= shape[d];
-      for (size_t k = 0; k < numInputs; ++k)
+      for (size_t k = 0; k < numLeaves; ++k)
         layout.strides[k].back() = full[k][d];
       continue;
     }
     layout.dims.push_back(shape[d]);
-    for (size_t k = 0; k < numInputs; ++k)
+    for (size_t k = 0; k < numLeaves; ++k)
       layout.strides[k].push_back(full[k][d]);
   }
   if (layout.dims.empty()) { // every dimension is 1: one element
@@ -108,14 +142,16 @@ RowLayout layoutOf(FusedOp fused) {
   return layout;
 }
 
-/// Each input's element offset at the start of row `row`, from the row's
+/// Each leaf's element offset at the start of row `row`, from the row's
 /// index in the outer dimensions.
 SmallVector<Value> rowOffsetsOf(OpBuilder &b, Location loc,
                                 const RowLayout &layout, Value row) {
   auto index = [&](int64_t value) -> Value {
     return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
   };
-  SmallVector<Value> offsets(layout.strides.size(), index(0));
+  SmallVector<Value> offsets;
+  for (const Leaf &leaf : layout.leaves)
+    offsets.push_back(index(leaf.offset));
   Value rest = row;
   for (int64_t d = int64_t(layout.dims.size()) - 2; d >= 0; --d) {
     Value size = index(layout.dims[d]);
@@ -136,19 +172,20 @@ public:
   BodyEmitter(OpBuilder &builder, Location loc, Type type)
       : b(builder), loc(loc), type(type) {}
 
-  /// The body's yielded value, given the inputs' values and, for a group
-  /// that starts with a GEMM or convolution, its product's.
-  Value emit(FusedOp fused, ValueRange inputs, Value product) {
+  /// The body's yielded value, given the leaves' values (in the order of
+  /// `leaves`) and, for a group that starts with a GEMM or convolution, its
+  /// product's.
+  Value emit(FusedOp fused, ArrayRef<Leaf> leaves, ValueRange leafValues,
+             Value product) {
     IRMapping values;
-    for (auto [argument, input] :
-         llvm::zip(fused.getBody().front().getArguments(), inputs))
-      if (input) // the producer's own operands are not read here
-        values.map(argument, input);
+    for (auto [leaf, value] : llvm::zip(leaves, leafValues))
+      values.map(leaf.value, value);
     Operation *producer = fused.getProducer();
     if (producer)
       values.map(producer->getResult(0), product);
     for (Operation &op : fused.getBodyOps()) {
-      if (&op == producer)
+      // The views are in the leaves' offsets and strides.
+      if (&op == producer || isViewOp(&op))
         continue;
       SmallVector<Value> operands;
       for (Value operand : op.getOperands())
@@ -312,33 +349,52 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
       loc, b.create<arith::SubIOp>(loc, end, rowStart), rowLength);
 
   SmallVector<Value> rowOffsets = rowOffsetsOf(b, loc, layout, row);
-  // An input broadcast along the row is one value for the whole row.
-  SmallVector<Value> rowValues(numInputs);
-  for (size_t k = 0; k < numInputs; ++k)
-    if (layout.read[k] && layout.strides[k].back() == 0)
+  // A leaf broadcast along the row is one value for the whole row.
+  size_t numLeaves = layout.leaves.size();
+  SmallVector<Value> rowValues(numLeaves);
+  for (size_t k = 0; k < numLeaves; ++k)
+    if (layout.strides[k].back() == 0)
       rowValues[k] = b.create<LLVM::LoadOp>(
-          loc, f32, elementAt(bases[k], rowOffsets[k]), /*alignment=*/4);
+          loc, f32, elementAt(bases[layout.leaves[k].input], rowOffsets[k]),
+          /*alignment=*/4);
 
   // Evaluates the body at [column, column + width) of the row.
   auto emitColumns = [&](OpBuilder &builder, Value column, Type type) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(builder.getInsertionBlock(),
                         builder.getInsertionPoint());
-    SmallVector<Value> inputs;
-    for (size_t k = 0; k < numInputs; ++k) {
-      if (!layout.read[k]) {
-        inputs.push_back(Value());
-        continue;
-      }
+    SmallVector<Value> values;
+    for (size_t k = 0; k < numLeaves; ++k) {
       if (rowValues[k]) {
-        inputs.push_back(type == f32 ? rowValues[k]
+        values.push_back(type == f32 ? rowValues[k]
                                      : b.create<vector::SplatOp>(
                                            loc, type, rowValues[k]));
         continue;
       }
-      Value offset = b.create<arith::AddIOp>(loc, rowOffsets[k], column);
-      inputs.push_back(b.create<LLVM::LoadOp>(
-          loc, type, elementAt(bases[k], offset), /*alignment=*/4));
+      Value base = bases[layout.leaves[k].input];
+      int64_t stride = layout.strides[k].back();
+      auto load = [&](Type loaded, Value at) -> Value {
+        return b.create<LLVM::LoadOp>(
+            loc, loaded,
+            elementAt(base, b.create<arith::AddIOp>(
+                                loc, rowOffsets[k],
+                                b.create<arith::MulIOp>(loc, at,
+                                                        index(stride)))),
+            /*alignment=*/4);
+      };
+      if (type == f32 || stride == 1) {
+        values.push_back(load(type, column));
+        continue;
+      }
+      // A leaf strided along the row (a transposed view): one lane at a
+      // time.
+      Value lanes = b.create<LLVM::PoisonOp>(loc, type);
+      for (int64_t lane = 0; lane < kVectorWidth; ++lane)
+        lanes = b.create<LLVM::InsertElementOp>(
+            loc, lanes,
+            load(f32, b.create<arith::AddIOp>(loc, column, index(lane))),
+            index(lane));
+      values.push_back(lanes);
     }
     // The product of a GEMM or convolution the group starts with is in the
     // result buffer already: the epilogue runs in place.
@@ -346,7 +402,8 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
     Value product;
     if (fused.getProducer())
       product = b.create<LLVM::LoadOp>(loc, type, at, /*alignment=*/4);
-    Value value = BodyEmitter(b, loc, type).emit(fused, inputs, product);
+    Value value = BodyEmitter(b, loc, type)
+                      .emit(fused, layout.leaves, values, product);
     b.create<LLVM::StoreOp>(loc, value, at, /*alignment=*/4);
   };
   // Whole vectors, then the rest one by one.
@@ -417,24 +474,22 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
       loc, element,
       b.create<arith::MulIOp>(loc, row, index(layout.rowLength())));
   SmallVector<Value> offsets = rowOffsetsOf(b, loc, layout, row);
-  SmallVector<Value> inputs;
-  for (size_t k = 0; k < numInputs; ++k) {
-    if (!layout.read[k]) {
-      inputs.push_back(Value());
-      continue;
-    }
-    Value offset = layout.strides[k].back()
-                       ? b.create<arith::AddIOp>(loc, offsets[k], column)
-                       : offsets[k];
-    Value address = b.create<LLVM::GEPOp>(loc, ptr, f32, entry->getArgument(k),
-                                          ValueRange{offset});
-    inputs.push_back(b.create<LLVM::LoadOp>(loc, f32, address, 4));
+  SmallVector<Value> values;
+  for (auto [k, leaf] : llvm::enumerate(layout.leaves)) {
+    Value offset = offsets[k];
+    if (int64_t stride = layout.strides[k].back())
+      offset = b.create<arith::AddIOp>(
+          loc, offset, b.create<arith::MulIOp>(loc, column, index(stride)));
+    Value address = b.create<LLVM::GEPOp>(
+        loc, ptr, f32, entry->getArgument(leaf.input), ValueRange{offset});
+    values.push_back(b.create<LLVM::LoadOp>(loc, f32, address, 4));
   }
   Value at = b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element});
   Value product;
   if (fused.getProducer())
     product = b.create<LLVM::LoadOp>(loc, f32, at, 4);
-  Value value = BodyEmitter(b, loc, f32).emit(fused, inputs, product);
+  Value value =
+      BodyEmitter(b, loc, f32).emit(fused, layout.leaves, values, product);
   b.create<LLVM::StoreOp>(loc, value, at, 4);
   b.setInsertionPointAfter(elements);
   b.create<func::ReturnOp>(loc);

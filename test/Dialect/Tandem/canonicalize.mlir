@@ -175,3 +175,95 @@ func.func @unknown_source(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = tandem.transfer %r : tensor<4xf32> to #tandem.device<gpu>
   return %0 : tensor<4xf32>
 }
+
+// -----
+
+// A linear on rows flattened from a 3-D tensor and unflattened after (as
+// PyTorch decomposes nn.Linear) is one linear on the 3-D tensor: the
+// reshapes meet and fold.
+// CHECK-LABEL: func.func @linear_between_reshapes
+// CHECK-SAME: (%[[X:.*]]: tensor<8x64x256xf32>, %[[W:.*]]: tensor<1024x256xf32>, %[[B:.*]]: tensor<1024xf32>)
+// CHECK-NEXT: %[[L:.*]] = tandem.linear %[[X]], %[[W]], %[[B]] : (tensor<8x64x256xf32>, tensor<1024x256xf32>, tensor<1024xf32>) -> tensor<8x64x1024xf32>
+// CHECK-NEXT: %[[R:.*]] = tandem.relu %[[L]]
+// CHECK-NEXT: return %[[R]]
+func.func @linear_between_reshapes(%x: tensor<8x64x256xf32>, %w: tensor<1024x256xf32>, %b: tensor<1024xf32>) -> tensor<8x64x1024xf32> {
+  %0 = tandem.reshape %x : tensor<8x64x256xf32> -> tensor<512x256xf32>
+  %1 = tandem.linear %0, %w, %b : (tensor<512x256xf32>, tensor<1024x256xf32>, tensor<1024xf32>) -> tensor<512x1024xf32>
+  %2 = tandem.reshape %1 : tensor<512x1024xf32> -> tensor<8x64x1024xf32>
+  %3 = tandem.relu %2 : tensor<8x64x1024xf32>
+  return %3 : tensor<8x64x1024xf32>
+}
+
+// -----
+
+// Not moved: a reshape that changes the last dimension (it mixes the
+// linear's outputs of several rows), a linear read twice, a placed one.
+// CHECK-LABEL: func.func @linear_reshapes_kept
+// CHECK: tandem.linear {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: tandem.reshape {{.*}} -> tensor<32xf32>
+// CHECK: tandem.linear {{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: tandem.reshape {{.*}} -> tensor<2x2x8xf32>
+// CHECK: tandem.linear {{.*}}tandem.pin{{.*}} -> tensor<4x8xf32>
+// CHECK-NEXT: tandem.reshape {{.*}} -> tensor<2x2x8xf32>
+func.func @linear_reshapes_kept(%x: tensor<4x16xf32>, %w: tensor<8x16xf32>) -> (tensor<32xf32>, tensor<2x2x8xf32>, tensor<4x8xf32>, tensor<2x2x8xf32>) {
+  %0 = tandem.linear %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %1 = tandem.reshape %0 : tensor<4x8xf32> -> tensor<32xf32>
+  %2 = tandem.linear %x, %w : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %3 = tandem.reshape %2 : tensor<4x8xf32> -> tensor<2x2x8xf32>
+  %4 = tandem.linear %x, %w {tandem.pin = #tandem.device<gpu>} : (tensor<4x16xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  %5 = tandem.reshape %4 : tensor<4x8xf32> -> tensor<2x2x8xf32>
+  return %1, %3, %2, %5 : tensor<32xf32>, tensor<2x2x8xf32>, tensor<4x8xf32>, tensor<2x2x8xf32>
+}
+
+// -----
+
+// A transpose of a linear's rows moves to its input when the input's rows
+// are no longer (K <= N); with K > N it stays, the smaller copy.
+// CHECK-LABEL: func.func @transpose_above_linear
+// CHECK-SAME: (%[[X:.*]]: tensor<64x8x256xf32>, %[[W:.*]]: tensor<256x256xf32>, %[[V:.*]]: tensor<64x256xf32>)
+// CHECK-NEXT: %[[T:.*]] = tandem.transpose %[[X]] {perm = array<i64: 1, 0, 2>} : tensor<64x8x256xf32> -> tensor<8x64x256xf32>
+// CHECK-NEXT: %[[L:.*]] = tandem.linear %[[T]], %[[W]] : (tensor<8x64x256xf32>, tensor<256x256xf32>) -> tensor<8x64x256xf32>
+// CHECK-NEXT: %[[M:.*]] = tandem.linear %[[X]], %[[V]] : (tensor<64x8x256xf32>, tensor<64x256xf32>) -> tensor<64x8x64xf32>
+// CHECK-NEXT: %[[U:.*]] = tandem.transpose %[[M]] {perm = array<i64: 1, 0, 2>} : tensor<64x8x64xf32> -> tensor<8x64x64xf32>
+// CHECK-NEXT: return %[[L]], %[[U]]
+func.func @transpose_above_linear(%x: tensor<64x8x256xf32>, %w: tensor<256x256xf32>, %v: tensor<64x256xf32>) -> (tensor<8x64x256xf32>, tensor<8x64x64xf32>) {
+  %0 = tandem.linear %x, %w : (tensor<64x8x256xf32>, tensor<256x256xf32>) -> tensor<64x8x256xf32>
+  %1 = tandem.transpose %0 {perm = array<i64: 1, 0, 2>} : tensor<64x8x256xf32> -> tensor<8x64x256xf32>
+  %2 = tandem.linear %x, %v : (tensor<64x8x256xf32>, tensor<64x256xf32>) -> tensor<64x8x64xf32>
+  %3 = tandem.transpose %2 {perm = array<i64: 1, 0, 2>} : tensor<64x8x64xf32> -> tensor<8x64x64xf32>
+  return %1, %3 : tensor<8x64x256xf32>, tensor<8x64x64xf32>
+}
+
+// -----
+
+// Attention's head merge, [B, H, S, D] -> [S, B, H, D] -> [S, B, H*D] ->
+// [B, S, H*D]: the second transpose moves above the merge and folds into
+// the first, one transpose and one reshape.
+// CHECK-LABEL: func.func @transpose_above_merge
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x8x16xf32>)
+// CHECK-NEXT: %[[T:.*]] = tandem.transpose %[[X]] {perm = array<i64: 0, 2, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<2x8x4x16xf32>
+// CHECK-NEXT: %[[R:.*]] = tandem.reshape %[[T]] : tensor<2x8x4x16xf32> -> tensor<2x8x64xf32>
+// CHECK-NEXT: return %[[R]]
+func.func @transpose_above_merge(%x: tensor<2x4x8x16xf32>) -> tensor<2x8x64xf32> {
+  %0 = tandem.transpose %x {perm = array<i64: 2, 0, 1, 3>} : tensor<2x4x8x16xf32> -> tensor<8x2x4x16xf32>
+  %1 = tandem.reshape %0 : tensor<8x2x4x16xf32> -> tensor<8x2x64xf32>
+  %2 = tandem.transpose %1 {perm = array<i64: 1, 0, 2>} : tensor<8x2x64xf32> -> tensor<2x8x64xf32>
+  return %2 : tensor<2x8x64xf32>
+}
+
+// -----
+
+// A reshape that splits a dimension (or has dimensions of 1) keeps the
+// transpose after it.
+// CHECK-LABEL: func.func @transpose_after_split
+// CHECK-NEXT: tandem.reshape
+// CHECK-NEXT: tandem.transpose
+// CHECK-NEXT: tandem.reshape
+// CHECK-NEXT: tandem.transpose
+func.func @transpose_after_split(%x: tensor<8x6xf32>, %y: tensor<8x6xf32>) -> (tensor<2x8x3xf32>, tensor<6x1x8xf32>) {
+  %0 = tandem.reshape %x : tensor<8x6xf32> -> tensor<8x2x3xf32>
+  %1 = tandem.transpose %0 {perm = array<i64: 1, 0, 2>} : tensor<8x2x3xf32> -> tensor<2x8x3xf32>
+  %2 = tandem.reshape %y : tensor<8x6xf32> -> tensor<8x1x6xf32>
+  %3 = tandem.transpose %2 {perm = array<i64: 2, 1, 0>} : tensor<8x1x6xf32> -> tensor<6x1x8xf32>
+  return %1, %3 : tensor<2x8x3xf32>, tensor<6x1x8xf32>
+}

@@ -1114,7 +1114,7 @@ func.func @fused_body_not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
     %e = tandem.exp %a : tensor<4x4xf32>
-    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, and a GEMM or convolution as the first op}}
+    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, view ops on the inputs, and a GEMM or convolution as the first op}}
     %m = tandem.matmul %e, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     tandem.yield %m : tensor<4x4xf32>
   }
@@ -1245,4 +1245,51 @@ func.func @fused_pinned_inside(%a: tensor<4xf32>) -> tensor<4xf32> {
     tandem.yield %n : tensor<4xf32>
   }
   return %r : tensor<4xf32>
+}
+
+// -----
+
+// A view in a group reads an input or another view: the kernel reads
+// inputs through views, it does not materialize a computed value.
+func.func @fused_view_of_computed(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %e = tandem.exp %x : tensor<4x4xf32>
+    // expected-error @+1 {{reads a value the group computes: a view in a fused group reads an input or another view}}
+    %t = tandem.transpose %e {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+    %n = tandem.neg %t : tensor<4x4xf32>
+    tandem.yield %n : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// Transposed, [4, 6] cannot be relabelled [24]: the chain is not one
+// strided access of the input.
+func.func @fused_view_not_strided(%a: tensor<6x4xf32>) -> tensor<24xf32> {
+  %r = tandem.fused(%a) : (tensor<6x4xf32>) -> tensor<24xf32> {
+  ^bb0(%x: tensor<6x4xf32>):
+    %t = tandem.transpose %x {perm = array<i64: 1, 0>} : tensor<6x4xf32> -> tensor<4x6xf32>
+    // expected-error @+1 {{ends a chain of views that is not one strided access of the group's input}}
+    %f = tandem.reshape %t : tensor<4x6xf32> -> tensor<24xf32>
+    %n = tandem.neg %f : tensor<24xf32>
+    tandem.yield %n : tensor<24xf32>
+  }
+  return %r : tensor<24xf32>
+}
+
+// -----
+
+// A producer reads the group's inputs as they are, not through views.
+func.func @fused_producer_reads_view(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%a, %b) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>):
+    %t = tandem.transpose %y {perm = array<i64: 1, 0>} : tensor<4x4xf32> -> tensor<4x4xf32>
+    // expected-error @+1 {{cannot be part of a fused group}}
+    %m = tandem.matmul %x, %t : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    %n = tandem.relu %m : tensor<4x4xf32>
+    tandem.yield %n : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
 }

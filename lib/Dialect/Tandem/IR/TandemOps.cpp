@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemViews.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/SmallBitVector.h"
 
 using namespace mlir;
@@ -798,12 +800,14 @@ std::string tandem::displayName(Operation *op) {
   auto fused = dyn_cast<FusedOp>(op);
   if (!fused)
     return op->getName().getStringRef().str();
-  std::string name = "fused(";
-  llvm::interleave(
-      fused.getBodyOps(),
-      [&](Operation &inner) { name += inner.getName().stripDialect().str(); },
-      [&] { name += "+"; });
-  return name + ")";
+  // A reshape relabels a buffer: it is named only in a group of reshapes.
+  SmallVector<StringRef> names;
+  for (Operation &inner : fused.getBodyOps())
+    if (!isa<ReshapeOp>(inner))
+      names.push_back(inner.getName().stripDialect());
+  if (names.empty())
+    names.push_back(ReshapeOp::getOperationName().split('.').second);
+  return "fused(" + llvm::join(names, "+") + ")";
 }
 
 bool tandem::isEpilogueProducer(Operation *op) {
@@ -832,6 +836,30 @@ Value FusedOp::getYielded() {
   return cast<YieldOp>(getBody().front().getTerminator()).getValue();
 }
 
+/// A view in a fused group reads an input or another view, and a chain
+/// that the group's ops read is one strided access of the input
+/// (TandemViews.h).
+static LogicalResult verifyFusedView(Operation *view) {
+  Value operand = view->getOperand(0);
+  if (!isa<BlockArgument>(operand) && !isViewOp(operand.getDefiningOp()))
+    return view->emitOpError(
+        "reads a value the group computes: a view in a fused group reads "
+        "an input or another view (the kernel reads inputs through views, "
+        "it does not materialize values to view them)");
+  // The chain's end is what the kernel reads; the views before it need not
+  // be strided themselves.
+  if (llvm::all_of(view->getUsers(), isViewOp))
+    return success();
+  SmallVector<Operation *> chain =
+      viewChainOf(view->getResult(0), [](Operation *) { return true; });
+  if (failed(composeViews(chain.front()->getOperand(0), chain)))
+    return view->emitOpError(
+        "ends a chain of views that is not one strided access of the "
+        "group's input (a reshape merges dimensions that a transpose or a "
+        "slice has separated): the chain must be materialized");
+  return success();
+}
+
 LogicalResult FusedOp::verifyRegions() {
   Block &body = getBody().front();
   if (getInputs().size() > kMaxFusedInputs)
@@ -842,19 +870,21 @@ LogicalResult FusedOp::verifyRegions() {
     return emitOpError("the body's arguments must have the types of the "
                        "inputs, in order");
   ArrayRef<int64_t> shape = shapeOf(getResult());
+  Operation *producer = getProducer();
   for (auto [index, input] : llvm::enumerate(getInputs()))
-    if (isReadPerElement(index) && !isBroadcastableTo(shapeOf(input), shape))
-      return emitOpError() << "input #" << index << " of shape "
-                           << formatShape(shapeOf(input))
-                           << " does not broadcast to the result shape "
-                           << formatShape(shape);
+    for (Operation *user : body.getArgument(index).getUsers())
+      if (user != producer && !isViewOp(user) &&
+          !isBroadcastableTo(shapeOf(input), shape))
+        return emitOpError() << "input #" << index << " of shape "
+                             << formatShape(shapeOf(input))
+                             << " does not broadcast to the result shape "
+                             << formatShape(shape);
   if (getYielded().getType() != getResult().getType())
     return emitOpError() << "yields " << getYielded().getType()
                          << " but its result is " << getResult().getType();
   if (isa<BlockArgument>(getYielded()))
     return emitOpError("yields one of its inputs: a group yields a value "
                        "its ops compute");
-  Operation *producer = getProducer();
   if (producer) {
     if (producer->getResult(0).getType() != getResult().getType())
       return producer->emitOpError()
@@ -883,10 +913,16 @@ LogicalResult FusedOp::verifyRegions() {
                             "group feeds its result");
     if (&op == producer)
       continue;
+    if (isViewOp(&op)) {
+      if (failed(verifyFusedView(&op)))
+        return failure();
+      continue;
+    }
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused group: only the float "
-                            "arithmetic and unary functions on f32 are, and "
-                            "a GEMM or convolution as the first op");
+                            "arithmetic and unary functions on f32 are, view "
+                            "ops on the inputs, and a GEMM or convolution as "
+                            "the first op");
     if (shapeOf(op.getResult(0)) != shape)
       return op.emitOpError()
              << "has shape " << formatShape(shapeOf(op.getResult(0)))
@@ -902,9 +938,19 @@ WorkEstimate FusedOp::estimateWork() {
     work.flops += cast<WorkEstimateOpInterface>(op).estimateWork().flops;
   // The body's values stay in registers: only the inputs are read and the
   // result written.
-  for (Value input : getInputs())
-    work.bytesRead += getCheckedNumBytes(input.getType()).value_or(0);
   work.bytesWritten = getCheckedNumBytes(getResult().getType()).value_or(0);
+  // An input read through views alone is read where the views pick it: at
+  // most one element of it per element of the result and view.
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    int64_t bytes = getCheckedNumBytes(input.getType()).value_or(0);
+    Value argument = getBody().front().getArgument(index);
+    if (llvm::all_of(argument.getUsers(), isViewOp))
+      bytes = std::min<int64_t>(
+          bytes, work.bytesWritten *
+                     int64_t(std::distance(argument.getUses().begin(),
+                                           argument.getUses().end())));
+    work.bytesRead += bytes;
+  }
   return work;
 }
 
@@ -927,8 +973,10 @@ int64_t FusedOp::getGpuWorkspaceBytes() {
 bool FusedOp::canRunOn(DeviceKind kind) {
   if (kind == DeviceKind::GPU && !fitsGpuKernels(*this))
     return false;
+  // The views are index arithmetic in the generated kernel, on either
+  // device.
   return llvm::all_of(getBodyOps(), [&](Operation &op) {
-    return cast<DeviceSupportOpInterface>(op).canRunOn(kind);
+    return isViewOp(&op) || cast<DeviceSupportOpInterface>(op).canRunOn(kind);
   });
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "tandem/runtime/ModelImage.h"
@@ -133,14 +134,16 @@ LogicalResult FusedOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
            << TandemDialect::kKernelAttrName << "')";
   // Operations per element of the epilogue, for the thread pool's split: a
   // libm call is worth tens of arithmetic operations.
+  // A group of views only copies: one operation per element.
   Operation *producer = getProducer();
   int64_t cost = 0;
   for (Operation &op : getBodyOps())
-    if (&op != producer)
+    if (&op != producer && !isViewOp(&op))
       cost += isa<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp,
                   PowOp>(op)
                   ? 40
                   : 1;
+  cost = std::max<int64_t>(cost, 1);
   img::FusedAttrs attrs{kernel.getInt(), cost, -1, 0};
   if (!producer)
     return write(attrs, words);

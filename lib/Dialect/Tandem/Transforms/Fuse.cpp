@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/Dialect/Tandem/IR/TandemViews.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -93,17 +94,50 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   return members;
 }
 
-/// Replaces the group's ops (in body order; `root` last in the block) by
-/// one tandem.fused where the root was.
-void buildGroup(ArrayRef<Operation *> ops, Operation *root) {
-  llvm::SmallPtrSet<Operation *, 8> inGroup(ops.begin(), ops.end());
+/// The longest chain of view ops ending at `value` (base side first) that
+/// a group rooted at `root` reads as one strided access of the chain's base
+/// (TandemViews.h): views of f32 in `root`'s block, with its pin and device.
+/// Empty if there is none.
+SmallVector<Operation *> absorbableViews(Value value, Operation *root) {
+  SmallVector<Operation *> chain = viewChainOf(value, [&](Operation *view) {
+    return view->getBlock() == root->getBlock() &&
+           sameGroupAttrs(view, root) &&
+           cast<ShapedType>(view->getResult(0).getType())
+               .getElementType()
+               .isF32();
+  });
+  for (size_t first = 0; first < chain.size(); ++first) {
+    ArrayRef<Operation *> suffix = ArrayRef(chain).drop_front(first);
+    if (succeeded(composeViews(suffix.front()->getOperand(0), suffix)))
+      return SmallVector<Operation *>(suffix);
+  }
+  return {};
+}
+
+/// Moves `group`'s ops (in body order; `root` last in the block) into one
+/// tandem.fused where the root was, and erases them. The ops read their
+/// operands through the view chains in `viewsOf` (keyed by the value each
+/// chain ends in), cloned into the body: the chains' bases are the group's
+/// inputs, and the views themselves stay for other readers.
+void buildGroup(ArrayRef<Operation *> group, Operation *root,
+                const DenseMap<Value, SmallVector<Operation *>> &viewsOf) {
+  llvm::SmallPtrSet<Operation *, 8> inGroup(group.begin(), group.end());
   llvm::SetVector<Value> inputs;
   SmallVector<Location> locations;
-  for (Operation *op : ops) {
+  for (Operation *op : group) {
     locations.push_back(op->getLoc());
-    for (Value operand : op->getOperands())
-      if (!inGroup.contains(operand.getDefiningOp()))
+    for (Value operand : op->getOperands()) {
+      if (inGroup.contains(operand.getDefiningOp()))
+        continue;
+      auto views = viewsOf.find(operand);
+      if (views == viewsOf.end()) {
         inputs.insert(operand);
+        continue;
+      }
+      for (Operation *view : views->second)
+        locations.push_back(view->getLoc());
+      inputs.insert(views->second.front()->getOperand(0));
+    }
   }
   OpBuilder builder(root);
   MLIRContext *context = root->getContext();
@@ -117,45 +151,111 @@ void buildGroup(ArrayRef<Operation *> ops, Operation *root) {
   IRMapping mapping;
   for (Value input : inputs)
     mapping.map(input, body->addArgument(input.getType(), input.getLoc()));
-  for (Operation *op : ops) {
+  auto cloneIntoBody = [&](Operation *op) {
+    if (mapping.contains(op->getResult(0)))
+      return; // a view two of the group's ops read
     Operation *clone = builder.clone(*op, mapping);
     for (StringLiteral name : kGroupAttrs)
       clone->removeAttr(name);
+  };
+  for (Operation *op : group) {
+    for (Value operand : op->getOperands())
+      if (auto views = viewsOf.find(operand); views != viewsOf.end())
+        llvm::for_each(views->second, cloneIntoBody);
+    cloneIntoBody(op);
   }
   builder.create<YieldOp>(root->getLoc(),
                           mapping.lookup(root->getResult(0)));
   root->getResult(0).replaceAllUsesWith(fused.getResult());
   // Users first: each op's results are unused when it goes.
-  SmallVector<Operation *> erased(ops.begin(), ops.end());
+  SmallVector<Operation *> erased(group.begin(), group.end());
   llvm::sort(erased, [](Operation *a, Operation *b) {
     return b->isBeforeInBlock(a);
   });
   for (Operation *op : erased)
-    op->erase();
+    if (!isViewOp(op))
+      op->erase();
 }
 
-void fuseBlock(Block &block) {
+/// Erases the views of `block` that nothing reads any more.
+void eraseDeadViews(Block &block) {
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+    if (isViewOp(&op) && op.use_empty())
+      op.erase();
+}
+
+/// Groups of elementwise ops (with a GEMM's or convolution's epilogue),
+/// reading their operands through views.
+void fuseElementwise(Block &block) {
   DenseSet<Operation *> taken;
-  SmallVector<std::pair<SmallVector<Operation *>, Operation *>> groups;
+  struct Group {
+    SmallVector<Operation *> ops;
+    Operation *root;
+    DenseMap<Value, SmallVector<Operation *>> viewsOf;
+  };
+  SmallVector<Group> groups;
   for (Operation &op : llvm::reverse(block)) {
     if (taken.contains(&op) || !isFusible(&op))
       continue;
     llvm::SetVector<Operation *> members = growGroup(&op, taken);
     taken.insert(members.begin(), members.end());
-    if (members.size() < 2)
+    Group group;
+    group.root = &op;
+    bool readsMovedData = false; // through a view that would copy
+    for (Operation *member : members) {
+      if (isEpilogueProducer(member))
+        continue; // its operands are the group's inputs as they are
+      for (Value operand : member->getOperands()) {
+        SmallVector<Operation *> views = absorbableViews(operand, &op);
+        if (views.empty() || members.contains(operand.getDefiningOp()))
+          continue;
+        readsMovedData |= llvm::any_of(views, isDataMovingView);
+        group.viewsOf[operand] = std::move(views);
+      }
+    }
+    // One op alone is a group where it saves a view's copy.
+    if (members.size() < 2 && !readsMovedData)
       continue;
     // In block order, but a GEMM or convolution first: it reads the
     // group's inputs only, and the body starts with it.
-    SmallVector<Operation *> ordered(members.begin(), members.end());
-    llvm::sort(ordered, [](Operation *a, Operation *b) {
+    group.ops.assign(members.begin(), members.end());
+    llvm::sort(group.ops, [](Operation *a, Operation *b) {
       if (isEpilogueProducer(a) != isEpilogueProducer(b))
         return isEpilogueProducer(a);
       return a->isBeforeInBlock(b);
     });
-    groups.push_back({std::move(ordered), &op});
+    groups.push_back(std::move(group));
   }
-  for (auto &[group, root] : groups)
-    buildGroup(group, root);
+  for (Group &group : groups)
+    buildGroup(group.ops, group.root, group.viewsOf);
+}
+
+/// Groups of views alone, where other ops read a chain of two or more views
+/// that move data (a transpose, a slice, a broadcast): one copy instead of
+/// one per view.
+void fuseViewChains(Block &block) {
+  SmallVector<std::pair<SmallVector<Operation *>, Operation *>> chains;
+  for (Operation &op : llvm::reverse(block)) {
+    // The end of a chain: its readers are not views.
+    if (!isViewOp(&op) || op.use_empty() ||
+        llvm::any_of(op.getUsers(), isViewOp))
+      continue;
+    SmallVector<Operation *> chain = absorbableViews(op.getResult(0), &op);
+    if (llvm::count_if(chain, isDataMovingView) >= 2)
+      chains.push_back({std::move(chain), &op});
+  }
+  for (auto &[chain, end] : chains) {
+    DenseMap<Value, SmallVector<Operation *>> viewsOf;
+    viewsOf[end->getResult(0)] = chain;
+    buildGroup(chain, end, viewsOf);
+  }
+}
+
+void fuseBlock(Block &block) {
+  fuseElementwise(block);
+  eraseDeadViews(block);
+  fuseViewChains(block);
+  eraseDeadViews(block);
 }
 
 struct Fuse : tandem::impl::FuseBase<Fuse> {

@@ -594,6 +594,7 @@ def Tandem_ReshapeOp : Tandem_Op<"reshape", [SameOperandsAndResultElementType,
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tandem_TransposeOp : Tandem_Op<"transpose",
@@ -610,6 +611,7 @@ def Tandem_TransposeOp : Tandem_Op<"transpose",
   let assemblyFormat = "$x attr-dict `:` type($x) `->` type($result)";
   let hasVerifier = 1;
   let hasFolder = 1;
+  let hasCanonicalizer = 1;
 }
 
 def Tandem_ConcatOp : Tandem_Op<"concat", [Tandem_RunsAs<"Concat", ["writeRuntimeAttrs"]>,
