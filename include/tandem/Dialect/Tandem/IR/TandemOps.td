@@ -833,10 +833,18 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     epilogue: bias, activation, residual add, scaling) in place, reading the
     product from that buffer.
 
-    The body's ops all have the result's shape; only the inputs (the block's
-    arguments) may broadcast to it (those the producer alone reads have
-    shapes of their own). The body holds fusible ops alone
-    (`tandem::isFusible`: the float arithmetic and unary functions on f32).
+    The body may read its inputs through view ops (`reshape`, `transpose`,
+    `slice`, `broadcast_to`), each reading a block argument or another view:
+    the kernel reads the input through them without materializing anything,
+    so a chain of views that another op reads must be one strided access of
+    the input (`tandem::composeViews`). A group may hold views alone: it
+    copies its input through them.
+
+    The body's other ops all have the result's shape; only the inputs and
+    views of them may broadcast to it (inputs the producer alone reads have
+    shapes of their own). Besides views and the producer, the body holds
+    fusible ops alone (`tandem::isFusible`: the float arithmetic and unary
+    functions on f32).
     The code generator
     (`--convert-tandem-to-llvm`) numbers each group's kernel in the
     discardable attribute `tandem.kernel`.
