@@ -53,6 +53,7 @@ lit=/usr/lib/llvm-19/build/utils/lit/lit.py
 build=${TANDEM_BUILD_DIR:-build}
 if [ -x "$build/bin/tandem-compile" ] && [ -f "$lit" ]; then
   python3 "$lit" -v "$build/test/E2E/ops-cuda.test" \
+    "$build/test/E2E/fused-numerics-cuda.test" \
     "$build/test/Tools/tandem-calibrate-gpu.test" > "$out/cuda-tests.txt" 2>&1 || true
   tail -5 "$out/cuda-tests.txt"
 else
