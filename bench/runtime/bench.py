@@ -19,7 +19,13 @@ The compiled model is measured fused (tandem-compile's default) and with
 --fuse=false beside it: "fusion" is the unfused time over the fused one,
 and "ops/run" the ops the runtime executes per run, fused / unfused.
 
-Usage: bench/runtime/run.sh [SCALE]   (runs per round × SCALE; default 1)
+torch.compile (Inductor, CPU) stands beside them where it compiles here.
+With --more, the table is of the models beyond the bench: models of many
+small ops at batch 1-2 (mobilenet_v3_large, a Conformer block, a T5 encoder
+block, regnet_x_1_6gf, resnet50, a BERT-base layer).
+
+Usage: bench/runtime/run.sh [SCALE] [--more] [--no-inductor]
+       (runs per round × SCALE; default 1)
 """
 import json
 import os
@@ -99,6 +105,113 @@ MODELS = [("MLP 13-16-32-1, batch 128", mlp, 2 * 128 * (13 * 16 + 16 * 32 + 32),
           ("mobilenet_v2, 2 x 3 x 96 x 96", mobilenet, 2 * 2 * 56e6, 30)]
 
 
+# Beyond the bench (run.sh --more): models of many small ops, batch 1-2.
+
+def mobilenet_v3():
+    import torchvision
+    return torchvision.models.mobilenet_v3_large(), (torch.randn(1, 3, 224, 224),)
+
+
+def regnet():
+    import torchvision
+    return torchvision.models.regnet_x_1_6gf(), (torch.randn(1, 3, 224, 224),)
+
+
+def resnet50():
+    import torchvision
+    return torchvision.models.resnet50(), (torch.randn(1, 3, 224, 224),)
+
+
+def bert_layer():
+    # BERT-base's encoder layer: 768 wide, 12 heads, GELU, post-norm.
+    return (nn.TransformerEncoderLayer(768, 12, 3072, activation="gelu",
+                                       batch_first=True),
+            (torch.randn(2, 128, 768),))
+
+
+class T5Block(nn.Module):
+    """A T5 encoder block: RMS norms, attention without biases, a ReLU MLP
+    without biases, pre-norm residuals."""
+
+    def __init__(self, width=512, heads=8, hidden=2048):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = nn.Parameter(torch.ones(width))
+        self.norm2 = nn.Parameter(torch.ones(width))
+        self.qkv = nn.Linear(width, 3 * width, bias=False)
+        self.out = nn.Linear(width, width, bias=False)
+        self.wi = nn.Linear(width, hidden, bias=False)
+        self.wo = nn.Linear(hidden, width, bias=False)
+
+    @staticmethod
+    def rms(x, weight):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * weight
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.rms(x, self.norm1)).split(c, dim=-1)
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
+                   for z in (q, k, v))
+        attention = torch.softmax(q @ k.transpose(-2, -1), dim=-1) @ v
+        x = x + self.out(attention.transpose(1, 2).reshape(b, t, c))
+        return x + self.wo(torch.relu(self.wi(self.rms(x, self.norm2))))
+
+
+def t5_block():
+    return T5Block(), (torch.randn(2, 128, 512),)
+
+
+class ConformerBlock(nn.Module):
+    """A Conformer block: half-step SiLU feed-forwards around self-attention
+    and a convolution module (pointwise, GLU, depthwise, batch norm, SiLU,
+    pointwise), a final layer norm."""
+
+    def __init__(self, width=256, heads=4, kernel=31):
+        super().__init__()
+
+        def feed_forward():
+            return nn.Sequential(nn.LayerNorm(width), nn.Linear(width, 4 * width),
+                                 nn.SiLU(), nn.Linear(4 * width, width))
+        self.ff1, self.ff2 = feed_forward(), feed_forward()
+        self.norm_attention = nn.LayerNorm(width)
+        self.attention = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.norm_conv = nn.LayerNorm(width)
+        self.pointwise1 = nn.Conv1d(width, 2 * width, 1)
+        self.depthwise = nn.Conv1d(width, width, kernel, padding=kernel // 2,
+                                   groups=width)
+        self.batch_norm = nn.BatchNorm1d(width)
+        self.pointwise2 = nn.Conv1d(width, width, 1)
+        self.norm_out = nn.LayerNorm(width)
+
+    def forward(self, x):
+        x = x + 0.5 * self.ff1(x)
+        a = self.norm_attention(x)
+        x = x + self.attention(a, a, a, need_weights=False)[0]
+        c = self.norm_conv(x).transpose(1, 2)
+        c = nn.functional.glu(self.pointwise1(c), dim=1)
+        c = nn.functional.silu(self.batch_norm(self.depthwise(c)))
+        x = x + self.pointwise2(c).transpose(1, 2)
+        return self.norm_out(x + 0.5 * self.ff2(x))
+
+
+def conformer_block():
+    return ConformerBlock(), (torch.randn(2, 128, 256),)
+
+
+MORE_MODELS = [
+    ("mobilenet_v3_large, 1 x 3 x 224 x 224", mobilenet_v3, 2 * 217e6, 10),
+    ("Conformer block (256 wide), 2 x 128", conformer_block,
+     2 * 256 * 2 * 256 * (8 * 256 * 2 + 4 * 256 + 3 * 256 + 31), 20),
+    ("T5 encoder block (512 wide), 2 x 128", t5_block,
+     2 * 256 * 512 * (3 * 512 + 512 + 2 * 2048) + 2 * 2 * 2 * 8 * 128 * 128 * 64,
+     20),
+    ("regnet_x_1_6gf, 1 x 3 x 224 x 224", regnet, 2 * 1.6e9, 5),
+    ("resnet50, 1 x 3 x 224 x 224", resnet50, 2 * 4.1e9, 5),
+    ("BERT-base layer, 2 x 128", bert_layer,
+     2 * 256 * 768 * (4 * 768 + 2 * 3072) + 2 * 2 * 2 * 12 * 128 * 128 * 64, 20),
+]
+
+
 def best_of_two(measure):
     return min(measure(), measure())
 
@@ -113,6 +226,20 @@ def torch_us(model, args, runs):
                 model(*args)
             return (time.perf_counter() - start) / runs * 1e6
     return best_of_two(measure)
+
+
+def inductor_us(model, args, runs):
+    """torch.compile's (Inductor's) time per run on the CPU, or None where it
+    does not compile here (the reason is printed)."""
+    try:
+        compiled = torch.compile(model)
+        with torch.inference_mode():
+            compiled(*args)  # compiles
+    except Exception as error:  # noqa: BLE001  Inductor failing
+        print(f"  (torch.compile failed: {type(error).__name__}: "
+              f"{str(error).splitlines()[0][:100] if str(error) else ''})")
+        return None
+    return torch_us(compiled, args, runs)
 
 
 def ort_us(name, model, args, runs, work, threads):
@@ -206,17 +333,28 @@ def sgemm(m, n, k, runs):
 def main():
     # Runs per round scale with the model so that each round lasts a good
     # part of a second: SCALE multiplies them (run.sh 0.1 for a quick look).
-    scale = float(sys.argv[1]) if len(sys.argv) > 1 else 1.0
+    # --more: the models beyond the bench instead; --no-inductor: without
+    # torch.compile's column (its compiles take a minute or more a model).
+    arguments = [a for a in sys.argv[1:] if not a.startswith("--")]
+    scale = float(arguments[0]) if arguments else 1.0
+    models = MORE_MODELS if "--more" in sys.argv else MODELS
+    inductor = "--no-inductor" not in sys.argv
     torch.manual_seed(0)
     threads = torch.get_num_threads()
     print(f"{os.cpu_count()} CPUs, PyTorch {torch.__version__} with {threads} "
           f"threads; per-run times, best of two rounds")
-    print(f"{'model':<36} {'tandem us':>10} {'torch us':>10} {'ort us':>10} "
-          f"{'vs torch':>8} {'vs ort':>8} {'GFLOP/s':>8} {'unfused us':>10} "
-          f"{'fusion':>7} {'ops/run':>11}")
+    print(f"{'model':<38} {'tandem us':>10} {'torch us':>10} {'compile us':>10} "
+          f"{'ort us':>10} {'vs torch':>8} {'vs comp.':>8} {'vs ort':>8} "
+          f"{'GFLOP/s':>8} {'unfused us':>10} {'fusion':>7} {'ops/run':>11}")
+
+    def ratio(theirs, ours):
+        return f"{theirs / ours:>7.2f}x" if theirs else f"{'-':>8}"
+
+    def column(us):
+        return f"{us:>10.1f}" if us else f"{'-':>10}"
     peaks = []
     with tempfile.TemporaryDirectory() as work:
-        for k, (title, build, flops, runs) in enumerate(MODELS):
+        for k, (title, build, flops, runs) in enumerate(models):
             runs = max(1, int(runs * scale))
             model, args = build()
             model.eval()
@@ -224,27 +362,27 @@ def main():
             unfused, unfused_ops = tandem_us(f"model{k}", model, args, runs,
                                              work, fuse=False)
             theirs = torch_us(model, args, runs)
+            compiled = inductor_us(model, args, runs) if inductor else None
             ort = ort_us(f"model{k}", model, args, runs, work, threads)
-            ort_text = f"{ort:>10.1f}" if ort else f"{'-':>10}"
-            ort_ratio = f"{ort / ours:>7.2f}x" if ort else f"{'-':>8}"
-            print(f"{title:<36} {ours:>10.1f} {theirs:>10.1f} {ort_text} "
-                  f"{theirs / ours:>7.2f}x {ort_ratio} {flops / ours / 1e3:>8.1f} "
+            print(f"{title:<38} {ours:>10.1f} {theirs:>10.1f} {column(compiled)} "
+                  f"{column(ort)} {ratio(theirs, ours)} {ratio(compiled, ours)} "
+                  f"{ratio(ort, ours)} {flops / ours / 1e3:>8.1f} "
                   f"{unfused:>10.1f} {unfused / ours:>6.2f}x "
-                  f"{ops:>4.0f} / {unfused_ops:<4.0f}")
+                  f"{ops:>4.0f} / {unfused_ops:<4.0f}", flush=True)
             peaks.append((title, peak_gpu_bytes(f"model{k}", model, args, work,
                                                 True),
                           peak_gpu_bytes(f"model{k}", model, args, work, False)))
             if build is tower:
                 gemm_us, gemm_gflops = sgemm(256, 1024, 1024, runs)
-                print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<36} {4 * gemm_us:>10.1f} "
-                      f"{'':>10} {'':>10} {'':>8} {'':>8} {gemm_gflops:>8.1f}   "
-                      f"tandem reaches "
+                print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<38} {4 * gemm_us:>10.1f} "
+                      f"{'':>10} {'':>10} {'':>10} {'':>8} {'':>8} {'':>8} "
+                      f"{gemm_gflops:>8.1f}   tandem reaches "
                       f"{4 * gemm_us / ours:.2f}x of it")
 
-    print(f"\n{'peak GPU bytes, every op on the GPU':<36} {'fused':>10} "
+    print(f"\n{'peak GPU bytes, every op on the GPU':<38} {'fused':>10} "
           f"{'unfused':>10} {'saved':>8}")
     for title, fused, unfused in peaks:
-        print(f"{title:<36} {fused:>10} {unfused:>10} "
+        print(f"{title:<38} {fused:>10} {unfused:>10} "
               f"{1 - fused / unfused:>7.0%}")
 
 

@@ -37,11 +37,14 @@ CostFamily tandem::costFamilyOf(Operation *op) {
       .Case<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp, PowOp>(
           [](auto) { return CostFamily::Transcendental; })
       // A fused group is priced as its costliest kind of op: its GEMM or
-      // convolution, else its transcendental functions, else its
-      // arithmetic; a group of views alone as its costliest view.
+      // convolution, else its normalization, else its transcendental
+      // functions, else its arithmetic; a group of views alone as its
+      // costliest view.
       .Case([](FusedOp fused) {
         if (Operation *producer = fused.getProducer())
           return costFamilyOf(producer);
+        if (Operation *consumer = fused.getConsumer())
+          return costFamilyOf(consumer);
         auto has = [&](CostFamily family) {
           return llvm::any_of(fused.getBodyOps(), [&](Operation &op) {
             return costFamilyOf(&op) == family;

@@ -53,26 +53,44 @@ bool checkFused(const OpRecord &op, int64_t numKernels, std::string &error) {
             std::to_string(numKernels);
     return false;
   }
-  if (fused.producerKind == -1 && fused.producerOperands == 0 &&
-      op.attrs.size() == head)
-    return true;
-  bool valid = fused.producerKind >= 0 &&
-               fused.producerKind < img::kNumOpKinds &&
-               fused.producerKind != img::kFused &&
-               fused.producerOperands >= 0 &&
-               head + size_t(fused.producerOperands) <= op.attrs.size();
-  for (int64_t k = 0; valid && k < fused.producerOperands; ++k) {
-    int64_t operand = op.attrs[head + k];
-    valid = operand >= 0 && size_t(operand) < op.operands.size();
+  // A prebuilt part (producer, consumer): none (kind -1, no operands), or a
+  // kind that is not a group, operand indices of the group's, and the
+  // kind's attribute words (any number of them, where the words end there).
+  size_t at = head;
+  auto part = [&](int64_t kind, int64_t operands, bool last,
+                  const char *what) {
+    if (kind == -1 && operands == 0)
+      return true;
+    bool valid = kind >= 0 && kind < img::kNumOpKinds && kind != img::kFused &&
+                 operands >= 0 && at + size_t(operands) <= op.attrs.size();
+    for (int64_t k = 0; valid && k < operands; ++k) {
+      int64_t operand = op.attrs[at + k];
+      valid = operand >= 0 && size_t(operand) < op.operands.size();
+    }
+    int64_t words = valid ? img::attrWordCount(kind) : 0;
+    valid = valid && (words >= 0 || last);
+    if (valid) {
+      at += operands;
+      size_t end = words >= 0 ? at + size_t(words) : op.attrs.size();
+      valid = last ? end == op.attrs.size() : end <= op.attrs.size();
+      at = end;
+    }
+    if (!valid)
+      error = std::string("is a fused group with a bad ") + what +
+              " (kind, operands or attribute words)";
+    return valid;
+  };
+  bool hasConsumer = fused.consumerKind != -1 || fused.consumerOperands != 0;
+  if (!part(fused.producerKind, fused.producerOperands, !hasConsumer,
+            "producer") ||
+      !part(fused.consumerKind, fused.consumerOperands, true, "consumer"))
+    return false;
+  if (at != op.attrs.size()) {
+    error = "is a fused group with " + std::to_string(op.attrs.size() - at) +
+            " attribute words left over";
+    return false;
   }
-  int64_t expected =
-      valid ? img::attrWordCount(fused.producerKind) : int64_t(0);
-  if (valid && expected >= 0)
-    valid = head + fused.producerOperands + expected == op.attrs.size();
-  if (!valid)
-    error = "is a fused group with a bad producer (kind, operands or "
-            "attribute words)";
-  return valid;
+  return true;
 }
 
 } // namespace

@@ -123,7 +123,8 @@ TEST(ImageTest, AFusedGroupRunsAKernelOfTheTable) {
   auto image = [](int64_t kernel, int64_t numKernels) {
     return oneOpImage(img::kFused,
                       {kernel, /*costPerElement=*/1, /*producerKind=*/-1,
-                       /*producerOperands=*/0},
+                       /*producerOperands=*/0, /*consumerKind=*/-1,
+                       /*consumerOperands=*/0},
                       img::kVersion, img::kCpuQueue, {}, -1, 2500, numKernels);
   };
   Image decoded;
@@ -151,19 +152,56 @@ TEST(ImageTest, AFusedGroupsProducerIsChecked) {
   };
   Image decoded;
   std::string error;
-  std::vector<int64_t> words = image({0, 1, img::kRelu, 1, 0});
+  std::vector<int64_t> words = image({0, 1, img::kRelu, 1, -1, 0, 0});
   EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
       << error;
   std::string bad = "the model image is corrupt: op #0 is a fused group with "
                     "a bad producer (kind, operands or attribute words)";
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, 1}), kOneKernel), bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 2, 0}), kOneKernel), bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kFused, 1, 0}), kOneKernel), bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kSoftmax, 1, 0}), kOneKernel), bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, 0, 7}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, -1, 0, 1}), kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 2, -1, 0, 0}), kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kFused, 1, -1, 0, 0}), kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kSoftmax, 1, -1, 0, 0}), kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, -1, 0, 0, 7}), kOneKernel),
+            bad);
   EXPECT_EQ(decodeError(image({0, 1}), kOneKernel),
             "the model image is corrupt: op #0 is a fused group with 2 "
-            "attribute words, fewer than 4");
+            "attribute words, fewer than 6");
+}
+
+TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
+  // A softmax (one attribute word: its axis) after the kernel, alone or
+  // after a Relu producer reading operand 0; a layer norm reading operand 0
+  // as its scale and shift.
+  auto image = [](std::vector<int64_t> attrs) {
+    return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {},
+                      -1, 2500, /*numKernels=*/1);
+  };
+  Image decoded;
+  std::string error;
+  for (std::vector<int64_t> attrs :
+       {std::vector<int64_t>{0, 1, -1, 0, img::kSoftmax, 0, -1},
+        std::vector<int64_t>{0, 1, img::kRelu, 1, img::kSoftmax, 0, 0, -1}}) {
+    std::vector<int64_t> words = image(attrs);
+    EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
+        << error;
+  }
+  std::string bad = "the model image is corrupt: op #0 is a fused group with "
+                    "a bad consumer (kind, operands or attribute words)";
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kSoftmax, 0}), kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kSoftmax, 1, 3, -1}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kSoftmax, 0, -1, 5}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
 }
 
 TEST(ImageTest, RefusesAnotherVersion) {

@@ -12,8 +12,9 @@ kernels); the outputs must be equal bit for bit, NaN meeting NaN. Where
 the CUDA toolkit's ptxas is found ($TANDEM_PTXAS), each model's GPU kernels
 (--emit=ptx) are assembled for sm_90. The
 shapes include rows long enough that the thread pool splits one row across
-chunks. Two models more start chains with GEMMs and convolutions (fused
-as a producer and its epilogue), one whose product is also a result; two
+chunks. Three models more start chains with GEMMs and convolutions (fused
+as a producer and its epilogue), one whose product is also a result; one
+ends groups with softmaxes and a layer norm (run in place); two
 read their inputs through views (transposes, strided slices, broadcasts,
 attention's head split), checked against NumPy too.
 
@@ -145,6 +146,25 @@ def epilogue_models():
 }
 """, [values((2, 3, 11, 11)), values((4, 3, 3, 3)), values((4,)),
       values((2, 4, 11, 11)), values((3, 1, 3, 3)), values((8, 8))]))
+    # Normalizations ending groups: attention's scaled scores and softmax;
+    # a linear, its residual and a layer norm over the last two dimensions;
+    # a softmax along the first axis (strided rows, in place) of an
+    # elementwise chain.
+    models.append(("""func.func @main(%q: tensor<2x3x9x16xf32>, %k: tensor<2x3x16x9xf32>, %c: tensor<f32>, %x: tensor<4x5x24xf32>, %w: tensor<24x24xf32>, %b: tensor<24xf32>, %g: tensor<5x24xf32>, %h: tensor<5x24xf32>, %y: tensor<7x33xf32>) -> (tensor<2x3x9x9xf32>, tensor<4x5x24xf32>, tensor<7x33xf32>) {
+  %m = tandem.matmul %q, %k : (tensor<2x3x9x16xf32>, tensor<2x3x16x9xf32>) -> tensor<2x3x9x9xf32>
+  %s = tandem.mul %m, %c : tensor<2x3x9x9xf32>, tensor<f32> -> tensor<2x3x9x9xf32>
+  %p = tandem.softmax %s {axis = -1 : i64} : tensor<2x3x9x9xf32>
+  %l = tandem.linear %x, %w, %b : (tensor<4x5x24xf32>, tensor<24x24xf32>, tensor<24xf32>) -> tensor<4x5x24xf32>
+  %r = tandem.add %x, %l : tensor<4x5x24xf32>, tensor<4x5x24xf32> -> tensor<4x5x24xf32>
+  %n = tandem.layer_norm %r, %g, %h {axis = 1 : i64} : (tensor<4x5x24xf32>, tensor<5x24xf32>, tensor<5x24xf32>) -> tensor<4x5x24xf32>
+  %t = tandem.tanh %y : tensor<7x33xf32>
+  %u = tandem.add %t, %y : tensor<7x33xf32>, tensor<7x33xf32> -> tensor<7x33xf32>
+  %v = tandem.softmax %u {axis = 0 : i64} : tensor<7x33xf32>
+  return %p, %n, %v : tensor<2x3x9x9xf32>, tensor<4x5x24xf32>, tensor<7x33xf32>
+}
+""", [values((2, 3, 9, 16)), values((2, 3, 16, 9)), np.float32(0.25) * np.ones((), np.float32),
+      values((4, 5, 24)), values((24, 24)), values((24,)), values((5, 24)),
+      values((5, 24)), values((7, 33))]))
     return models
 
 

@@ -281,3 +281,57 @@ func.func @views_kept(%x: tensor<6x4xf32>, %y: tensor<4x4xf32>, %h: tensor<2x4xf
   %n = tandem.neg %g : tensor<4x2xf16>
   return %e, %m, %n : tensor<24xf32>, tensor<4x4xf32>, tensor<4x2xf16>
 }
+
+// -----
+
+// A softmax or layer norm of a group's result ends the group: it runs in
+// place on the group's buffer after the generated kernel (attention's
+// scaled scores; a residual add before a layer norm). Its other operands
+// are the group's inputs.
+// CHECK-LABEL: func.func @normalizations
+// CHECK-NEXT: %[[S:.*]] = tandem.fused(%arg0, %arg1, %arg2) : (tensor<2x8x8xf32>, tensor<2x8x8xf32>, tensor<f32>) -> tensor<2x8x8xf32> {
+// CHECK-NEXT: ^bb0(%[[Q:.*]]: tensor<2x8x8xf32>, %[[K:.*]]: tensor<2x8x8xf32>, %[[C:.*]]: tensor<f32>):
+// CHECK-NEXT:   %[[M:.*]] = tandem.matmul %[[Q]], %[[K]]
+// CHECK-NEXT:   %[[X:.*]] = tandem.mul %[[M]], %[[C]]
+// CHECK-NEXT:   %[[P:.*]] = tandem.softmax %[[X]] {axis = -1 : i64}
+// CHECK-NEXT:   tandem.yield %[[P]]
+// CHECK:      %[[N:.*]] = tandem.fused(%arg3, %arg4, %arg5, %arg0, %arg6, %arg7)
+// CHECK:        tandem.linear
+// CHECK-NEXT:   tandem.add
+// CHECK-NEXT:   %[[L:.*]] = tandem.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64}
+// CHECK-NEXT:   tandem.yield %[[L]]
+// CHECK:      return %[[S]], %[[N]]
+func.func @normalizations(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>, %c: tensor<f32>, %x: tensor<2x8x8xf32>, %w: tensor<8x8xf32>, %b: tensor<8xf32>, %g: tensor<8xf32>, %h: tensor<8xf32>) -> (tensor<2x8x8xf32>, tensor<2x8x8xf32>) {
+  %m = tandem.matmul %q, %k : (tensor<2x8x8xf32>, tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = tandem.mul %m, %c : tensor<2x8x8xf32>, tensor<f32> -> tensor<2x8x8xf32>
+  %p = tandem.softmax %s {axis = -1 : i64} : tensor<2x8x8xf32>
+  %l = tandem.linear %x, %w, %b : (tensor<2x8x8xf32>, tensor<8x8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+  %r = tandem.add %q, %l : tensor<2x8x8xf32>, tensor<2x8x8xf32> -> tensor<2x8x8xf32>
+  %n = tandem.layer_norm %r, %g, %h {axis = 2 : i64} : (tensor<2x8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<2x8x8xf32>
+  return %p, %n : tensor<2x8x8xf32>, tensor<2x8x8xf32>
+}
+
+// -----
+
+// Not ended by a normalization: one whose input a GEMM computes directly
+// (there is no kernel to run before it), one whose input is read elsewhere,
+// a log_softmax (its CPU kernel cannot run in place).
+// CHECK-LABEL: func.func @normalizations_apart
+// CHECK-NEXT: %[[M:.*]] = tandem.matmul
+// CHECK-NEXT: tandem.softmax %[[M]]
+// CHECK-NEXT: %[[E:.*]] = tandem.exp
+// CHECK-NEXT: tandem.softmax %[[E]]
+// CHECK-NEXT: %[[F:.*]] = tandem.fused
+// CHECK:        tandem.neg
+// CHECK:        tandem.yield
+// CHECK:      tandem.log_softmax %[[F]]
+func.func @normalizations_apart(%q: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+  %m = tandem.matmul %q, %q : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = tandem.softmax %m {axis = -1 : i64} : tensor<8x8xf32>
+  %e = tandem.exp %q : tensor<8x8xf32>
+  %b = tandem.softmax %e {axis = -1 : i64} : tensor<8x8xf32>
+  %n = tandem.neg %q : tensor<8x8xf32>
+  %n2 = tandem.neg %n : tensor<8x8xf32>
+  %c = tandem.log_softmax %n2 {axis = -1 : i64} : tensor<8x8xf32>
+  return %a, %b, %e, %c : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+}

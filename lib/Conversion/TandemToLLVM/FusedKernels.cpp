@@ -65,22 +65,23 @@ struct RowLayout {
   int64_t rowLength() const { return dims.back(); }
 };
 
-/// The values the body's elementwise ops (and its yield) read from the
-/// inputs: block arguments and the results of view chains on them. The
-/// producer's own operands are not among them: it reads them itself.
+/// The values the body's elementwise ops (and the value the kernel writes)
+/// read from the inputs: block arguments and the results of view chains on
+/// them. The producer's and consumer's own operands are not among them:
+/// they read them themselves.
 SmallVector<Leaf> leavesOf(FusedOp fused) {
   llvm::SetVector<Value> values;
   auto isLeaf = [](Value value) {
     return isa<BlockArgument>(value) || isViewOp(value.getDefiningOp());
   };
-  Operation *producer = fused.getProducer();
+  Operation *producer = fused.getProducer(), *consumer = fused.getConsumer();
   for (Operation &op : fused.getBodyOps())
-    if (&op != producer && !isViewOp(&op))
+    if (&op != producer && &op != consumer && !isViewOp(&op))
       for (Value operand : op.getOperands())
         if (isLeaf(operand))
           values.insert(operand);
-  if (isLeaf(fused.getYielded()))
-    values.insert(fused.getYielded());
+  if (isLeaf(fused.getKernelValue()))
+    values.insert(fused.getKernelValue());
   SmallVector<Leaf> leaves;
   for (Value value : values) {
     SmallVector<Operation *> chain =
@@ -172,7 +173,8 @@ public:
   BodyEmitter(OpBuilder &builder, Location loc, Type type)
       : b(builder), loc(loc), type(type) {}
 
-  /// The body's yielded value, given the leaves' values (in the order of
+  /// The value the kernel writes (FusedOp::getKernelValue), given the
+  /// leaves' values (in the order of
   /// `leaves`) and, for a group that starts with a GEMM or convolution, its
   /// product's.
   Value emit(FusedOp fused, ArrayRef<Leaf> leaves, ValueRange leafValues,
@@ -183,16 +185,19 @@ public:
     Operation *producer = fused.getProducer();
     if (producer)
       values.map(producer->getResult(0), product);
+    // The kernel computes the consumer's input; the consumer runs after.
+    Operation *consumer = fused.getConsumer();
+    Value computed = fused.getKernelValue();
     for (Operation &op : fused.getBodyOps()) {
       // The views are in the leaves' offsets and strides.
-      if (&op == producer || isViewOp(&op))
+      if (&op == producer || &op == consumer || isViewOp(&op))
         continue;
       SmallVector<Value> operands;
       for (Value operand : op.getOperands())
         operands.push_back(values.lookup(operand));
       values.map(op.getResult(0), emitOp(&op, operands));
     }
-    return values.lookup(fused.getYielded());
+    return values.lookup(computed);
   }
 
 private:

@@ -42,19 +42,32 @@ CpuKernel kernelOf(int64_t kind) {
 
 bool tandem::rt::hasCpuKernel(int64_t kind) { return kernelOf(kind); }
 
-std::optional<FusedProducer>
-tandem::rt::fusedProducer(const std::vector<TensorView> &operands,
-                          const std::vector<int64_t> &attrs) {
+FusedParts tandem::rt::fusedParts(const std::vector<TensorView> &operands,
+                                  const TensorView &result,
+                                  const std::vector<int64_t> &attrs) {
   auto fused = img::readAttrs<img::FusedAttrs>(attrs);
-  if (fused.producerKind < 0)
-    return std::nullopt;
-  size_t first = img::wordCount<img::FusedAttrs>();
-  FusedProducer producer{fused.producerKind, {}, {}};
-  for (int64_t k = 0; k < fused.producerOperands; ++k)
-    producer.operands.push_back(operands[attrs[first + k]]);
-  producer.attrs.assign(attrs.begin() + first + fused.producerOperands,
-                        attrs.end());
-  return producer;
+  FusedParts parts;
+  size_t at = img::wordCount<img::FusedAttrs>();
+  // The operand indices, then the kind's attribute words (all of the rest
+  // where nothing follows).
+  auto read = [&](int64_t kind, int64_t count, bool last,
+                  std::vector<TensorView> operandsFirst) {
+    FusedPart part{kind, std::move(operandsFirst), {}};
+    for (int64_t k = 0; k < count; ++k)
+      part.operands.push_back(operands[attrs[at++]]);
+    size_t end = last ? attrs.size() : at + size_t(img::attrWordCount(kind));
+    part.attrs.assign(attrs.begin() + at, attrs.begin() + end);
+    at = end;
+    return part;
+  };
+  bool hasConsumer = fused.consumerKind >= 0;
+  if (fused.producerKind >= 0)
+    parts.producer =
+        read(fused.producerKind, fused.producerOperands, !hasConsumer, {});
+  if (hasConsumer)
+    parts.consumer =
+        read(fused.consumerKind, fused.consumerOperands, true, {result});
+  return parts;
 }
 
 bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
@@ -62,9 +75,10 @@ bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
                                const TensorView &result,
                                const std::vector<int64_t> &attrs,
                                std::string &error) {
-  if (std::optional<FusedProducer> producer = fusedProducer(operands, attrs);
-      producer && !runCpuKernel(producer->kind, producer->operands, result,
-                                producer->attrs, error))
+  FusedParts parts = fusedParts(operands, result, attrs);
+  if (parts.producer &&
+      !runCpuKernel(parts.producer->kind, parts.producer->operands, result,
+                    parts.producer->attrs, error))
     return false;
   auto fused = img::readAttrs<img::FusedAttrs>(attrs);
   constexpr size_t kInline = 16;
@@ -81,7 +95,9 @@ bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
               [&](int64_t begin, int64_t end) {
                 kernel(pointers, result.data, begin, end);
               });
-  return true;
+  return !parts.consumer ||
+         runCpuKernel(parts.consumer->kind, parts.consumer->operands, result,
+                      parts.consumer->attrs, error);
 }
 
 bool tandem::rt::runCpuKernel(int64_t kind,

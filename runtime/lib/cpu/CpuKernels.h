@@ -30,25 +30,31 @@ bool runCpuKernel(int64_t kind, const std::vector<TensorView> &operands,
                   const TensorView &result, const std::vector<int64_t> &attrs,
                   std::string &error);
 
-/// A fused group's GEMM or convolution: its kind, its operands (some of the
-/// group's) and its own attribute words.
-struct FusedProducer {
+/// An op a fused group runs with a prebuilt kernel: its kind, its operands
+/// and its own attribute words.
+struct FusedPart {
   int64_t kind;
   std::vector<TensorView> operands;
   std::vector<int64_t> attrs;
 };
 
-/// The producer a fused group starts with (`attrs`: image::FusedAttrs and
-/// what follows, checked by the image reader), if it has one. Both backends
-/// run it into the group's result before the generated kernel.
-std::optional<FusedProducer>
-fusedProducer(const std::vector<TensorView> &operands,
-              const std::vector<int64_t> &attrs);
+/// The GEMM or convolution a fused group starts with (run into the group's
+/// result before the generated kernel) and the row normalization it ends
+/// with (run after it, in place: its first operand is the result), where it
+/// has them (`attrs`: image::FusedAttrs and what follows, checked by the
+/// image reader). Both backends run them.
+struct FusedParts {
+  std::optional<FusedPart> producer, consumer;
+};
+FusedParts fusedParts(const std::vector<TensorView> &operands,
+                      const TensorView &result,
+                      const std::vector<int64_t> &attrs);
 
 /// Runs a fused group (`attrs`: image::FusedAttrs and what follows): the
 /// GEMM or convolution it starts with, if any, into the result, then its
 /// generated kernel over the result's elements, split across the thread
-/// pool. False with `error` if the producer's kernel fails.
+/// pool, then the normalization it ends with, if any, in place. False with
+/// `error` if a prebuilt kernel fails.
 bool runFusedGroup(image::FusedKernel kernel,
                    const std::vector<TensorView> &operands,
                    const TensorView &result, const std::vector<int64_t> &attrs,

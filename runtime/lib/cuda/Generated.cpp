@@ -50,9 +50,10 @@ bool launchFused(const KernelCall &call) {
     return false;
   }
   // The GEMM or convolution first, into the result.
-  if (std::optional<FusedProducer> producer = fusedProducer(call.ops, call.attrs);
-      producer && !runKernel(&call.device, producer->kind, producer->operands,
-                             call.out, producer->attrs, call.error))
+  FusedParts parts = fusedParts(call.ops, call.out, call.attrs);
+  if (parts.producer &&
+      !runKernel(&call.device, parts.producer->kind, parts.producer->operands,
+                 call.out, parts.producer->attrs, call.error))
     return false;
   if (call.n == 0)
     return true;
@@ -65,11 +66,17 @@ bool launchFused(const KernelCall &call) {
   for (void *&pointer : pointers)
     arguments.push_back(&pointer);
   arguments.push_back(&count);
-  return check(cudaLaunchKernel(reinterpret_cast<const void *>(
-                                    kernels[attrs.kernel]),
-                                call.grid, call.block, arguments.data(), 0,
-                                call.stream()),
-               "launching a generated kernel", call.error);
+  if (!check(cudaLaunchKernel(
+                 reinterpret_cast<const void *>(kernels[attrs.kernel]),
+                 call.grid, call.block, arguments.data(), 0, call.stream()),
+             "launching a generated kernel", call.error))
+    return false;
+  // The normalization last, in place on the same stream (its kernels read
+  // each element before writing it, and only their own row's).
+  return !parts.consumer ||
+         runKernel(&call.device, parts.consumer->kind,
+                   parts.consumer->operands, call.out, parts.consumer->attrs,
+                   call.error);
 }
 
 } // namespace

@@ -1114,7 +1114,7 @@ func.func @fused_body_not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
     %e = tandem.exp %a : tensor<4x4xf32>
-    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, view ops on the inputs, and a GEMM or convolution as the first op}}
+    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, view ops on the inputs, a GEMM or convolution as the first op and a softmax or layer_norm as the last}}
     %m = tandem.matmul %e, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     tandem.yield %m : tensor<4x4xf32>
   }
@@ -1289,6 +1289,50 @@ func.func @fused_producer_reads_view(%a: tensor<4x4xf32>, %b: tensor<4x4xf32>) -
     // expected-error @+1 {{cannot be part of a fused group}}
     %m = tandem.matmul %x, %t : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     %n = tandem.relu %m : tensor<4x4xf32>
+    tandem.yield %n : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// A normalization ends a group on a value its elementwise ops compute (a
+// GEMM's product alone leaves the kernel nothing to do).
+func.func @fused_normalization_of_product(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %m = tandem.matmul %x, %x : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+    // expected-error @+1 {{ends a fused group: its input must be computed by the group's elementwise ops}}
+    %s = tandem.softmax %m {axis = -1 : i64} : tensor<4x4xf32>
+    tandem.yield %s : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+func.func @fused_normalization_scale_computed(%a: tensor<4x4xf32>, %g: tensor<2x2xf32>, %h: tensor<4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%a, %g, %h) : (tensor<4x4xf32>, tensor<2x2xf32>, tensor<4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>, %y: tensor<2x2xf32>, %z: tensor<4xf32>):
+    %e = tandem.exp %x : tensor<4x4xf32>
+    %n = tandem.reshape %y : tensor<2x2xf32> -> tensor<4xf32>
+    // expected-error @+1 {{ends a fused group: its operands other than its input must be the group's inputs}}
+    %l = tandem.layer_norm %e, %n, %z {axis = 1 : i64} : (tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4x4xf32>
+    tandem.yield %l : tensor<4x4xf32>
+  }
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// A normalization anywhere but last is not fusible.
+func.func @fused_normalization_not_last(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %r = tandem.fused(%a) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%x: tensor<4x4xf32>):
+    %e = tandem.exp %x : tensor<4x4xf32>
+    // expected-error @+1 {{cannot be part of a fused group}}
+    %s = tandem.softmax %e {axis = -1 : i64} : tensor<4x4xf32>
+    %n = tandem.neg %s : tensor<4x4xf32>
     tandem.yield %n : tensor<4x4xf32>
   }
   return %r : tensor<4x4xf32>

@@ -820,6 +820,29 @@ bool tandem::isEpilogueProducer(Operation *op) {
          llvm::all_of(op->getResultTypes(), isF32);
 }
 
+bool tandem::isGroupConsumer(Operation *op) {
+  if (!isa<SoftmaxOp, LayerNormOp>(op))
+    return false;
+  auto isF32 = [](Type type) {
+    return cast<ShapedType>(type).getElementType().isF32();
+  };
+  return llvm::all_of(op->getOperandTypes(), isF32) &&
+         llvm::all_of(op->getResultTypes(), isF32);
+}
+
+Operation *FusedOp::getConsumer() {
+  Operation *last = getYielded().getDefiningOp();
+  return last && last->getBlock() == &getBody().front() &&
+                 isGroupConsumer(last)
+             ? last
+             : nullptr;
+}
+
+Value FusedOp::getKernelValue() {
+  Operation *consumer = getConsumer();
+  return consumer ? consumer->getOperand(0) : getYielded();
+}
+
 Operation *FusedOp::getProducer() {
   Block &body = getBody().front();
   return !body.empty() && isEpilogueProducer(&body.front()) ? &body.front()
@@ -827,9 +850,11 @@ Operation *FusedOp::getProducer() {
 }
 
 bool FusedOp::isReadPerElement(unsigned index) {
-  Operation *producer = getProducer();
+  Operation *producer = getProducer(), *consumer = getConsumer();
   return llvm::any_of(getBody().front().getArgument(index).getUsers(),
-                      [&](Operation *user) { return user != producer; });
+                      [&](Operation *user) {
+                        return user != producer && user != consumer;
+                      });
 }
 
 Value FusedOp::getYielded() {
@@ -870,10 +895,10 @@ LogicalResult FusedOp::verifyRegions() {
     return emitOpError("the body's arguments must have the types of the "
                        "inputs, in order");
   ArrayRef<int64_t> shape = shapeOf(getResult());
-  Operation *producer = getProducer();
+  Operation *producer = getProducer(), *consumer = getConsumer();
   for (auto [index, input] : llvm::enumerate(getInputs()))
     for (Operation *user : body.getArgument(index).getUsers())
-      if (user != producer && !isViewOp(user) &&
+      if (user != producer && user != consumer && !isViewOp(user) &&
           !isBroadcastableTo(shapeOf(input), shape))
         return emitOpError() << "input #" << index << " of shape "
                              << formatShape(shapeOf(input))
@@ -913,6 +938,20 @@ LogicalResult FusedOp::verifyRegions() {
                             "group feeds its result");
     if (&op == producer)
       continue;
+    if (&op == consumer) {
+      // Its input is what the kernel computes; the rest it reads itself.
+      Operation *input = op.getOperand(0).getDefiningOp();
+      if (!input || input == producer || isViewOp(input))
+        return op.emitOpError(
+            "ends a fused group: its input must be computed by the group's "
+            "elementwise ops (the generated kernel writes it, and the "
+            "normalization runs on it in place)");
+      if (!llvm::all_of(op.getOperands().drop_front(),
+                        [](Value v) { return isa<BlockArgument>(v); }))
+        return op.emitOpError("ends a fused group: its operands other than "
+                              "its input must be the group's inputs");
+      continue;
+    }
     if (isViewOp(&op)) {
       if (failed(verifyFusedView(&op)))
         return failure();
@@ -921,8 +960,8 @@ LogicalResult FusedOp::verifyRegions() {
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused group: only the float "
                             "arithmetic and unary functions on f32 are, view "
-                            "ops on the inputs, and a GEMM or convolution as "
-                            "the first op");
+                            "ops on the inputs, a GEMM or convolution as the "
+                            "first op and a softmax or layer_norm as the last");
     if (shapeOf(op.getResult(0)) != shape)
       return op.emitOpError()
              << "has shape " << formatShape(shapeOf(op.getResult(0)))

@@ -135,29 +135,42 @@ LogicalResult FusedOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
   // Operations per element of the epilogue, for the thread pool's split: a
   // libm call is worth tens of arithmetic operations.
   // A group of views only copies: one operation per element.
-  Operation *producer = getProducer();
+  Operation *producer = getProducer(), *consumer = getConsumer();
   int64_t cost = 0;
   for (Operation &op : getBodyOps())
-    if (&op != producer && !isViewOp(&op))
+    if (&op != producer && &op != consumer && !isViewOp(&op))
       cost += isa<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp,
                   PowOp>(op)
                   ? 40
                   : 1;
   cost = std::max<int64_t>(cost, 1);
-  img::FusedAttrs attrs{kernel.getInt(), cost, -1, 0};
-  if (!producer)
-    return write(attrs, words);
-  attrs.producerKind = cast<RuntimeOpInterface>(producer).getRuntimeKind();
-  attrs.producerOperands = producer->getNumOperands();
+  img::FusedAttrs attrs{kernel.getInt(), cost, -1, 0, -1, 0};
+  if (producer) {
+    attrs.producerKind = cast<RuntimeOpInterface>(producer).getRuntimeKind();
+    attrs.producerOperands = producer->getNumOperands();
+  }
+  if (consumer) {
+    attrs.consumerKind = cast<RuntimeOpInterface>(consumer).getRuntimeKind();
+    attrs.consumerOperands = consumer->getNumOperands() - 1;
+  }
   if (failed(write(attrs, words)))
     return failure();
-  for (Value operand : producer->getOperands())
-    words.push_back(cast<BlockArgument>(operand).getArgNumber());
-  // The producer's workspace is the group's, planned on the group.
-  if (Attribute offset =
-          (*this)->getAttr(TandemDialect::kWorkspaceOffsetAttrName))
-    producer->setAttr(TandemDialect::kWorkspaceOffsetAttrName, offset);
-  return cast<RuntimeOpInterface>(producer).writeRuntimeAttrs(words);
+  // Each part's operand indices (the consumer's first operand is the
+  // group's result), then its own attribute words.
+  auto writePart = [&](Operation *part, size_t firstOperand) {
+    for (Value operand : part->getOperands().drop_front(firstOperand))
+      words.push_back(cast<BlockArgument>(operand).getArgNumber());
+    return cast<RuntimeOpInterface>(part).writeRuntimeAttrs(words);
+  };
+  if (producer) {
+    // The producer's workspace is the group's, planned on the group.
+    if (Attribute offset =
+            (*this)->getAttr(TandemDialect::kWorkspaceOffsetAttrName))
+      producer->setAttr(TandemDialect::kWorkspaceOffsetAttrName, offset);
+    if (failed(writePart(producer, 0)))
+      return failure();
+  }
+  return consumer ? writePart(consumer, 1) : success();
 }
 
 LogicalResult LinearOp::writeRuntimeAttrs(std::vector<int64_t> &words) {

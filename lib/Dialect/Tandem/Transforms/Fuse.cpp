@@ -63,7 +63,8 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
         }))
       return false;
     // A GEMM's or convolution's operands are the group's inputs: it joins
-    // only if no member computes one, and no op that feeds it joins.
+    // only if no member computes one, and no op that feeds it joins. (A
+    // normalization only roots a group: see fuseElementwise.)
     if (isEpilogueProducer(producer))
       return !hasProducer &&
              llvm::none_of(producer->getOperands(), definedInGroup) &&
@@ -80,10 +81,14 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   for (bool grew = true; grew;) {
     grew = false;
     for (size_t i = 0; i < members.size(); ++i) {
-      // A GEMM's or convolution's operands are the group's inputs.
+      // A GEMM's or convolution's operands are the group's inputs, and so
+      // are a normalization's but its input.
       if (isEpilogueProducer(members[i]))
         continue;
-      for (Value operand : members[i]->getOperands())
+      auto operands = members[i]->getOperands();
+      if (isGroupConsumer(members[i]))
+        operands = operands.take_front();
+      for (Value operand : operands)
         if (Operation *producer = operand.getDefiningOp(); joins(producer)) {
           members.insert(producer);
           hasProducer |= isEpilogueProducer(producer);
@@ -184,8 +189,9 @@ void eraseDeadViews(Block &block) {
       op.erase();
 }
 
-/// Groups of elementwise ops (with a GEMM's or convolution's epilogue),
-/// reading their operands through views.
+/// Groups of elementwise ops (with a GEMM's or convolution's epilogue, and
+/// a softmax or layer norm of their result), reading their operands through
+/// views.
 void fuseElementwise(Block &block) {
   DenseSet<Operation *> taken;
   struct Group {
@@ -195,15 +201,23 @@ void fuseElementwise(Block &block) {
   };
   SmallVector<Group> groups;
   for (Operation &op : llvm::reverse(block)) {
-    if (taken.contains(&op) || !isFusible(&op))
+    bool consumer = isGroupConsumer(&op);
+    if (taken.contains(&op) || !(isFusible(&op) || consumer))
       continue;
     llvm::SetVector<Operation *> members = growGroup(&op, taken);
+    // A normalization ends a group whose elementwise ops compute its input;
+    // else it stays apart, and its input's op may root a group of its own.
+    if (consumer) {
+      Operation *input = op.getOperand(0).getDefiningOp();
+      if (!input || !members.contains(input) || !isFusible(input))
+        continue;
+    }
     taken.insert(members.begin(), members.end());
     Group group;
     group.root = &op;
     bool readsMovedData = false; // through a view that would copy
     for (Operation *member : members) {
-      if (isEpilogueProducer(member))
+      if (isEpilogueProducer(member) || isGroupConsumer(member))
         continue; // its operands are the group's inputs as they are
       for (Value operand : member->getOperands()) {
         SmallVector<Operation *> views = absorbableViews(operand, &op);

@@ -61,12 +61,16 @@ struct EmbeddingBagAttrs {
 
 /// A fused group's first words: its generated kernel's index in the model's
 /// kernel table, the rough operations per output element (for the thread
-/// pool), and the GEMM or convolution it starts with: its kind (-1: none)
-/// and how many operands it reads. Then come that many operand indices (of
-/// the group's operands, the producer's in order) and the producer's own
-/// attribute words.
+/// pool), the GEMM or convolution it starts with: its kind (-1: none) and
+/// how many operands it reads, and the row normalization it ends with
+/// (softmax, layer_norm; run in place on the result): its kind (-1: none)
+/// and how many operands it reads besides the result. Then come the
+/// producer's operand indices (of the group's operands, in order) and its
+/// own attribute words (attrWordCount(producerKind) of them), then the
+/// consumer's operand indices and its own attribute words.
 struct FusedAttrs {
-  int64_t kernel, costPerElement, producerKind, producerOperands;
+  int64_t kernel, costPerElement, producerKind, producerOperands, consumerKind,
+      consumerOperands;
 };
 
 /// How many words a kind's attributes take: -1 for a list.

@@ -50,7 +50,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 8;
+constexpr int64_t kVersion = 9;
 
 /// A fused group's generated CPU kernel: computes the result's elements
 /// [begin, end) (row-major) from the operands' buffers.

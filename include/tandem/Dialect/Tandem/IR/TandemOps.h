@@ -44,6 +44,12 @@ constexpr size_t kMaxFusedInputs = 256;
 /// prebuilt kernel into the group's buffer.
 bool isEpilogueProducer(Operation *op);
 
+/// Whether `op` may end a fused group as the normalization of its result: a
+/// softmax or layer_norm on f32, which runs its prebuilt kernel in place on
+/// the group's buffer after the generated kernel (their kernels read each
+/// element of a row before writing it; log_softmax's CPU kernel does not).
+bool isGroupConsumer(Operation *op);
+
 } // namespace mlir::tandem
 
 #endif // TANDEM_DIALECT_TANDEM_IR_TANDEMOPS_H

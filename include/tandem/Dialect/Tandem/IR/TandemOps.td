@@ -849,6 +849,12 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     (`--convert-tandem-to-llvm`) numbers each group's kernel in the
     discardable attribute `tandem.kernel`.
 
+    A group may end with a softmax or a layer_norm on f32
+    (`tandem::isGroupConsumer`) whose input is the result of the group's
+    last elementwise op and whose other operands are inputs: the runtime
+    runs its prebuilt kernel in place on the group's result after the
+    generated kernel.
+
     Placement, transfers, the schedule and memory planning see the group as
     one op: its device is the group's, and it can run where every op of the
     body can.
@@ -878,8 +884,13 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     ::mlir::Value getYielded();
     /// The GEMM or convolution the group starts with, or null.
     ::mlir::Operation *getProducer();
+    /// The normalization (softmax, layer_norm) the group ends with, or null.
+    ::mlir::Operation *getConsumer();
+    /// The value the generated kernel computes into the result buffer: the
+    /// consumer's input where there is a consumer, else the yielded value.
+    ::mlir::Value getKernelValue();
     /// Whether input `index` is read by the elementwise ops (per element,
-    /// broadcast to the result), not by the producer alone.
+    /// broadcast to the result), not by the producer or consumer alone.
     bool isReadPerElement(unsigned index);
   }];
 }

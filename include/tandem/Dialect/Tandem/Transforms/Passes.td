@@ -49,7 +49,14 @@ def Fuse : Pass<"tandem-fuse"> {
     group keeps it). A GEMM or convolution (`tandem::isEpilogueProducer`)
     may join as the group's producer, one per group: the elementwise ops
     after it become its epilogue, and its operands stay the group's inputs.
-    A group of one op is left as it is.
+    A softmax or layer norm (`tandem::isGroupConsumer`) roots a group that
+    it ends, kept where a fusible op computing its input joins. The
+    elementwise ops read their operands through the chains of views that
+    end in them (`tandem::composeViews`: the longest end of a chain that is
+    one strided access), cloned into the body. A group of one op is left as
+    it is, unless it reads through a view that would copy. Then every chain
+    of views still read by a non-view op, holding two or more views that
+    copy, becomes a group of views alone; views nothing reads are erased.
 
     The group is built where its last op was: its inputs are the values its
     ops read from outside, in order of first use, and its body holds its ops
