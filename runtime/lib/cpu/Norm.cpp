@@ -24,7 +24,9 @@ void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
   splitAt(x.shape, axis, outer, size, inner);
   const float *in = static_cast<const float *>(x.data);
   float *z = static_cast<float *>(out.data);
-  parallelFor(outer * inner, 8 * size, [&](int64_t first, int64_t last) {
+  // A libm exp per element is worth tens of operations (as the elementwise
+  // kernels count it): attention's softmaxes are split across threads.
+  parallelFor(outer * inner, 40 * size, [&](int64_t first, int64_t last) {
     for (int64_t item = first; item < last; ++item) {
       int64_t o = item / inner, i = item % inner;
       const float *row = in + o * size * inner + i;
