@@ -80,7 +80,16 @@ bool checkFused(const OpRecord &op, int64_t numKernels, std::string &error) {
               " (kind, operands or attribute words)";
     return valid;
   };
+  // A consumer runs in place on the result: softmax (no other operand) or
+  // layer_norm (scale and shift) alone.
   bool hasConsumer = fused.consumerKind != -1 || fused.consumerOperands != 0;
+  if (hasConsumer &&
+      !(fused.consumerKind == img::kSoftmax && fused.consumerOperands == 0) &&
+      !(fused.consumerKind == img::kLayerNorm && fused.consumerOperands == 2)) {
+    error = "is a fused group with a bad consumer (kind, operands or "
+            "attribute words)";
+    return false;
+  }
   if (!part(fused.producerKind, fused.producerOperands, !hasConsumer,
             "producer") ||
       !part(fused.consumerKind, fused.consumerOperands, true, "consumer"))

@@ -202,6 +202,13 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
   EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
             bad);
   EXPECT_EQ(decodeError(image({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
+  // Only a softmax or a layer norm with its scale and shift runs in place.
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kLayerNorm, 0, 1, 0}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kLogSoftmax, 0, -1}),
+                        kOneKernel),
+            bad);
 }
 
 TEST(ImageTest, RefusesAnotherVersion) {

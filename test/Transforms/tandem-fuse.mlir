@@ -335,3 +335,42 @@ func.func @normalizations_apart(%q: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor
   %c = tandem.log_softmax %n2 {axis = -1 : i64} : tensor<8x8xf32>
   return %a, %b, %e, %c : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+// A value a layer norm reads as its scale (or shift) stays materialized:
+// it is not the group's to compute, even where all its readers are in the
+// group.
+// CHECK-LABEL: func.func @normalization_scale_stays
+// CHECK-NEXT: %[[T:.*]] = tandem.add %arg0, %arg1
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[T]], %arg2, %arg3)
+// CHECK:        tandem.mul
+// CHECK-NEXT:   tandem.layer_norm
+// CHECK-NEXT:   tandem.yield
+// CHECK:      return %[[F]]
+func.func @normalization_scale_stays(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>, %h: tensor<8xf32>) -> tensor<8xf32> {
+  %t = tandem.add %a, %b : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %y = tandem.mul %t, %c : tensor<8xf32>, tensor<8xf32> -> tensor<8xf32>
+  %n = tandem.layer_norm %y, %t, %h {axis = 0 : i64} : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %n : tensor<8xf32>
+}
+
+// -----
+
+// Views of tensors without elements read nothing (any strides do); a slice
+// whose step is far beyond its dimension is one element.
+// CHECK-LABEL: func.func @views_edge
+// CHECK:      tandem.fused(%arg0, %arg1)
+// CHECK:      tandem.fused(%arg2, %arg3)
+// CHECK:        tandem.slice
+// CHECK-NEXT:   tandem.reshape
+// CHECK-NEXT:   tandem.add
+func.func @views_edge(%a: tensor<0x3xf32>, %b: tensor<3x0xf32>, %x: tensor<4x5xf32>, %y: tensor<2x2xf32>) -> (tensor<0x3xf32>, tensor<2x2xf32>) {
+  %t = tandem.transpose %b {perm = array<i64: 1, 0>} : tensor<3x0xf32> -> tensor<0x3xf32>
+  %s0 = tandem.add %a, %t : tensor<0x3xf32>, tensor<0x3xf32> -> tensor<0x3xf32>
+  %e = tandem.exp %s0 : tensor<0x3xf32>
+  %s = tandem.slice %x {starts = array<i64: 0, 0>, limits = array<i64: 4, 5>, strides = array<i64: 1, 9223372036854775807>} : tensor<4x5xf32> -> tensor<4x1xf32>
+  %r = tandem.reshape %s : tensor<4x1xf32> -> tensor<2x2xf32>
+  %v = tandem.add %r, %y : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
+  return %e, %v : tensor<0x3xf32>, tensor<2x2xf32>
+}

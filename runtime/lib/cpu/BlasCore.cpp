@@ -16,7 +16,9 @@
 #include "tandem/runtime/BlasCore.h"
 
 #include <cstdlib>
+#include <string>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 // OpenBLAS's own query; null where the BLAS is another library.
@@ -69,9 +71,38 @@ const char *tandem::rt::betterBlasCore() {
   return best;
 }
 
+namespace {
+
+/// Whether /proc/self/exe is the program `argv0` names (found on PATH when it
+/// has no slash): not so under `ld.so PROGRAM` or valgrind, where executing
+/// /proc/self/exe again would run the loader or the tool.
+bool selfIsProgram(const char *argv0) {
+  struct stat self, named;
+  if (!argv0 || stat("/proc/self/exe", &self) != 0)
+    return false;
+  auto same = [&](const std::string &path) {
+    return stat(path.c_str(), &named) == 0 && named.st_dev == self.st_dev &&
+           named.st_ino == self.st_ino;
+  };
+  std::string name(argv0);
+  if (name.find('/') != std::string::npos)
+    return same(name);
+  const char *path = std::getenv("PATH");
+  for (std::string dirs = path ? path : ""; !dirs.empty();) {
+    size_t colon = dirs.find(':');
+    std::string dir = dirs.substr(0, colon);
+    if (same((dir.empty() ? "." : dir) + "/" + name))
+      return true;
+    dirs = colon == std::string::npos ? "" : dirs.substr(colon + 1);
+  }
+  return false;
+}
+
+} // namespace
+
 void tandem::rt::reexecOnBetterBlasCore(char **argv) {
   const char *core = betterBlasCore();
-  if (!core)
+  if (!core || !selfIsProgram(argv[0]))
     return;
   setenv("OPENBLAS_CORETYPE", core, /*overwrite=*/1);
   execv("/proc/self/exe", argv);

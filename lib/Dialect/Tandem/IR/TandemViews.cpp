@@ -117,7 +117,10 @@ public:
       int64_t start = starts[d], limit = limits[d], step = steps[d];
       if (start == 0 && limit == sizeOf(dim) && step == 1)
         continue;
-      int64_t size = (limit - start + step - 1) / step;
+      // As the slice's verifier counts, without overflowing for any step.
+      if (limit <= start)
+        return failure();
+      int64_t size = (limit - start - 1) / step + 1;
       if (dim.empty()) // one index: start is 0
         continue;
       mergeRuns(dim);
@@ -171,6 +174,18 @@ bool hasElements(Type type) {
 
 FailureOr<StridedAccess> tandem::composeViews(Value base,
                                               ArrayRef<Operation *> views) {
+  Value end = views.empty() ? base : views.back()->getResult(0);
+  auto endType = dyn_cast<ShapedType>(end.getType());
+  if (!endType || !endType.hasStaticShape())
+    return failure();
+  StridedAccess access;
+  access.base = base;
+  access.shape.assign(endType.getShape().begin(), endType.getShape().end());
+  // Nothing is read of a view without elements: any strides do.
+  if (endType.getNumElements() == 0) {
+    access.strides.assign(access.shape.size(), 0);
+    return access;
+  }
   if (!hasElements(base.getType()))
     return failure();
   ViewLayout layout(cast<ShapedType>(base.getType()).getShape());
@@ -201,12 +216,7 @@ FailureOr<StridedAccess> tandem::composeViews(Value base,
   FailureOr<SmallVector<int64_t>> strides = layout.strides();
   if (failed(strides))
     return failure();
-  Value end = views.empty() ? base : views.back()->getResult(0);
-  StridedAccess access;
-  access.base = base;
   access.offset = layout.offset;
-  access.shape.assign(cast<ShapedType>(end.getType()).getShape().begin(),
-                      cast<ShapedType>(end.getType()).getShape().end());
   access.strides = std::move(*strides);
   return access;
 }

@@ -69,8 +69,14 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
       return !hasProducer &&
              llvm::none_of(producer->getOperands(), definedInGroup) &&
              countInputs(members, producer) <= kMaxFusedInputs;
+    // A normalization reads its operands but its input as they are: a
+    // value it reads so stays materialized.
     if (!isFusible(producer) ||
-        llvm::any_of(producer->getUsers(), isEpilogueProducer))
+        llvm::any_of(producer->getUsers(), isEpilogueProducer) ||
+        llvm::any_of(producer->getUses(), [](OpOperand &use) {
+          return isGroupConsumer(use.getOwner()) &&
+                 use.getOperandNumber() != 0;
+        }))
       return false;
     // Each input is a kernel parameter on the GPU: keep groups well inside
     // what PTX allows.

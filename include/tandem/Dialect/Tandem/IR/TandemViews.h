@@ -40,8 +40,8 @@ struct StridedAccess {
 /// The strided access that `views` (view ops, the first reading `base`,
 /// each other the previous one's result; none: `base` itself) make of
 /// `base`; failure where the chain is not one strided access (a reshape
-/// that merges dimensions a transpose or a slice has separated), or a
-/// tensor of the chain has no elements.
+/// that merges dimensions a transpose or a slice has separated). A view
+/// without elements reads nothing: its strides are 0.
 FailureOr<StridedAccess> composeViews(Value base,
                                      llvm::ArrayRef<Operation *> views);
 
