@@ -14,9 +14,10 @@ the CUDA toolkit's ptxas is found ($TANDEM_PTXAS), each model's GPU kernels
 shapes include rows long enough that the thread pool splits one row across
 chunks. Three models more start chains with GEMMs and convolutions (fused
 as a producer and its epilogue), one whose product is also a result; one
-ends groups with softmaxes and a layer norm (run in place); two
+ends groups with softmaxes and a layer norm (run in place); three
 read their inputs through views (transposes, strided slices, broadcasts,
-attention's head split), checked against NumPy too.
+attention's head split, GPT-2's flattened to [B*H, S, D]), checked
+against NumPy too.
 
 Usage: fusion_check.py TANDEM_COMPILE WORKDIR
 """
@@ -227,6 +228,26 @@ def view_models():
     # The scores are a GEMM (rounding differs from NumPy's): checked
     # against the unfused model only.
     models.append((text, [p], [None, vv + k, q]))
+    # GPT-2's head split flattened to [B*H, S, D]: a group of views alone,
+    # read over [B, H, S, D] (its B*H dimension is not one stride of p).
+    text = """func.func @main(%p: tensor<2x8x48xf32>) -> (tensor<4x8x8xf32>, tensor<4x8x8xf32>, tensor<4x8x8xf32>) {
+  %k0 = tandem.slice %p {starts = array<i64: 0, 0, 16>, limits = array<i64: 2, 8, 32>} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  %k1 = tandem.reshape %k0 : tensor<2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %k2 = tandem.transpose %k1 {perm = array<i64: 0, 2, 3, 1>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %k = tandem.reshape %k2 : tensor<2x2x8x8xf32> -> tensor<4x8x8xf32>
+  %v0 = tandem.slice %p {starts = array<i64: 0, 0, 32>, limits = array<i64: 2, 8, 48>} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  %v1 = tandem.reshape %v0 : tensor<2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %v2 = tandem.transpose %v1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %v = tandem.reshape %v2 : tensor<2x2x8x8xf32> -> tensor<4x8x8xf32>
+  %s = tandem.matmul %k, %v : (tensor<4x8x8xf32>, tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  return %k, %v, %s : tensor<4x8x8xf32>, tensor<4x8x8xf32>, tensor<4x8x8xf32>
+}
+"""
+    split = p.reshape(2, 8, 3, 2, 8)
+    models.append((text, [p], [
+        np.ascontiguousarray(split[:, :, 1].transpose(0, 2, 3, 1)).reshape(4, 8, 8),
+        np.ascontiguousarray(split[:, :, 2].transpose(0, 2, 1, 3)).reshape(4, 8, 8),
+        None]))
     return models
 
 

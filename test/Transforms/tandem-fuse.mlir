@@ -374,3 +374,34 @@ func.func @views_edge(%a: tensor<0x3xf32>, %b: tensor<3x0xf32>, %x: tensor<4x5xf
   %v = tandem.add %r, %y : tensor<2x2xf32>, tensor<2x2xf32> -> tensor<2x2xf32>
   return %e, %v : tensor<0x3xf32>, tensor<2x2xf32>
 }
+
+// -----
+
+// A group of views alone is read over a refinement of its result's shape:
+// GPT-2's head split, q = x[:, :, :C] as [B, S, H, D] transposed and
+// flattened to [B*H, S, D], whose B*H dimension is not one stride of x, is
+// one copy (strided over [B, H, S, D]). An elementwise op reading the same
+// chain reads it through the part that is strided per dimension only (here
+// the last reshape: the slice and the transpose before it stay).
+// CHECK-LABEL: func.func @head_split_flattened
+// CHECK:      %[[T:.*]] = tandem.transpose
+// CHECK-NEXT: %[[Q:.*]] = tandem.fused(%arg0) : (tensor<2x8x48xf32>) -> tensor<4x8x8xf32> {
+// CHECK:        tandem.slice
+// CHECK-NEXT:   tandem.reshape
+// CHECK-NEXT:   tandem.transpose
+// CHECK-NEXT:   tandem.reshape
+// CHECK-NEXT:   tandem.yield
+// CHECK:      tandem.fused(%[[T]])
+// CHECK:        tandem.reshape
+// CHECK-NEXT:   tandem.exp
+// CHECK:      tandem.matmul %[[Q]], %[[Q]]
+func.func @head_split_flattened(%x: tensor<2x8x48xf32>) -> (tensor<4x8x8xf32>, tensor<4x8x8xf32>) {
+  %q0 = tandem.slice %x {starts = array<i64: 0, 0, 0>, limits = array<i64: 2, 8, 16>} : tensor<2x8x48xf32> -> tensor<2x8x16xf32>
+  %q1 = tandem.reshape %q0 : tensor<2x8x16xf32> -> tensor<2x8x2x8xf32>
+  %q2 = tandem.transpose %q1 {perm = array<i64: 0, 2, 1, 3>} : tensor<2x8x2x8xf32> -> tensor<2x2x8x8xf32>
+  %q = tandem.reshape %q2 : tensor<2x2x8x8xf32> -> tensor<4x8x8xf32>
+  %e = tandem.exp %q : tensor<4x8x8xf32>
+  %e2 = tandem.neg %e : tensor<4x8x8xf32>
+  %s = tandem.matmul %q, %q : (tensor<4x8x8xf32>, tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
+  return %s, %e2 : tensor<4x8x8xf32>, tensor<4x8x8xf32>
+}

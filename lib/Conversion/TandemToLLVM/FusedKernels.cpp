@@ -93,21 +93,32 @@ SmallVector<Leaf> leavesOf(FusedOp fused) {
 }
 
 RowLayout layoutOf(FusedOp fused) {
-  ArrayRef<int64_t> shape =
-      cast<ShapedType>(fused.getResult().getType()).getShape();
-  int64_t rank = shape.size();
+  SmallVector<int64_t> shape(
+      cast<ShapedType>(fused.getResult().getType()).getShape());
   RowLayout layout;
   layout.leaves = leavesOf(fused);
   size_t numLeaves = layout.leaves.size();
+  // A group of views alone reads its one leaf over a refinement of the
+  // result's shape (ViewReading::Refined): the result is contiguous, so the
+  // kernel may walk it in any refinement's row-major order.
+  ViewReading reading = fused.isViewsOnly() ? ViewReading::Refined
+                                              : ViewReading::PerDimension;
+  SmallVector<StridedAccess> accesses;
+  for (const Leaf &leaf : layout.leaves) {
+    SmallVector<Operation *> chain =
+        viewChainOf(leaf.value, [](Operation *) { return true; });
+    // The verifier has checked that every chain is one strided access.
+    accesses.push_back(*composeViews(
+        fused.getBody().front().getArgument(leaf.input), chain, reading));
+  }
+  if (reading == ViewReading::Refined)
+    shape = accesses.front().shape;
+  int64_t rank = shape.size();
   // Per leaf, the stride of each result dimension (its view's strides,
   // NumPy's right-aligned broadcasting: a stretched dimension has stride 0).
   SmallVector<SmallVector<int64_t>> full(numLeaves);
   for (auto [k, leaf] : llvm::enumerate(layout.leaves)) {
-    SmallVector<Operation *> chain =
-        viewChainOf(leaf.value, [](Operation *) { return true; });
-    // The verifier has checked that every chain is one strided access.
-    StridedAccess access =
-        *composeViews(fused.getBody().front().getArgument(leaf.input), chain);
+    const StridedAccess &access = accesses[k];
     leaf.offset = access.offset;
     full[k].assign(rank, 0);
     int64_t lead = rank - int64_t(access.shape.size());

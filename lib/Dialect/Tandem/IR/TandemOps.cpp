@@ -838,6 +838,10 @@ Operation *FusedOp::getConsumer() {
              : nullptr;
 }
 
+bool FusedOp::isViewsOnly() {
+  return llvm::all_of(getBodyOps(), [](Operation &op) { return isViewOp(&op); });
+}
+
 Value FusedOp::getKernelValue() {
   Operation *consumer = getConsumer();
   return consumer ? consumer->getOperand(0) : getYielded();
@@ -864,7 +868,7 @@ Value FusedOp::getYielded() {
 /// A view in a fused group reads an input or another view, and a chain
 /// that the group's ops read is one strided access of the input
 /// (TandemViews.h).
-static LogicalResult verifyFusedView(Operation *view) {
+static LogicalResult verifyFusedView(Operation *view, ViewReading reading) {
   Value operand = view->getOperand(0);
   if (!isa<BlockArgument>(operand) && !isViewOp(operand.getDefiningOp()))
     return view->emitOpError(
@@ -877,7 +881,7 @@ static LogicalResult verifyFusedView(Operation *view) {
     return success();
   SmallVector<Operation *> chain =
       viewChainOf(view->getResult(0), [](Operation *) { return true; });
-  if (failed(composeViews(chain.front()->getOperand(0), chain)))
+  if (failed(composeViews(chain.front()->getOperand(0), chain, reading)))
     return view->emitOpError(
         "ends a chain of views that is not one strided access of the "
         "group's input (a reshape merges dimensions that a transpose or a "
@@ -953,7 +957,9 @@ LogicalResult FusedOp::verifyRegions() {
       continue;
     }
     if (isViewOp(&op)) {
-      if (failed(verifyFusedView(&op)))
+      if (failed(verifyFusedView(&op, isViewsOnly()
+                                              ? ViewReading::Refined
+                                              : ViewReading::PerDimension)))
         return failure();
       continue;
     }

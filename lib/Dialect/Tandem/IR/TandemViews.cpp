@@ -147,6 +147,19 @@ public:
     dims = std::move(result);
   }
 
+  /// Every dimension's runs, outermost first: a shape and strides whose
+  /// row-major order is the view's.
+  void refined(SmallVectorImpl<int64_t> &shape,
+               SmallVectorImpl<int64_t> &strides) {
+    for (Dim &dim : dims) {
+      mergeRuns(dim);
+      for (Atom atom : dim) {
+        shape.push_back(atom.size);
+        strides.push_back(atom.stride);
+      }
+    }
+  }
+
   /// Each dimension's stride, if each is one run.
   FailureOr<SmallVector<int64_t>> strides() {
     SmallVector<int64_t> result;
@@ -173,7 +186,8 @@ bool hasElements(Type type) {
 } // namespace
 
 FailureOr<StridedAccess> tandem::composeViews(Value base,
-                                              ArrayRef<Operation *> views) {
+                                              ArrayRef<Operation *> views,
+                                              ViewReading reading) {
   Value end = views.empty() ? base : views.back()->getResult(0);
   auto endType = dyn_cast<ShapedType>(end.getType());
   if (!endType || !endType.hasStaticShape())
@@ -213,10 +227,15 @@ FailureOr<StridedAccess> tandem::composeViews(Value base,
     if (failed(applied))
       return failure();
   }
+  access.offset = layout.offset;
+  if (reading == ViewReading::Refined) {
+    access.shape.clear();
+    layout.refined(access.shape, access.strides);
+    return access;
+  }
   FailureOr<SmallVector<int64_t>> strides = layout.strides();
   if (failed(strides))
     return failure();
-  access.offset = layout.offset;
   access.strides = std::move(*strides);
   return access;
 }

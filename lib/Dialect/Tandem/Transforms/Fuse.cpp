@@ -107,9 +107,11 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
 
 /// The longest chain of view ops ending at `value` (base side first) that
 /// a group rooted at `root` reads as one strided access of the chain's base
-/// (TandemViews.h): views of f32 in `root`'s block, with its pin and device.
-/// Empty if there is none.
-SmallVector<Operation *> absorbableViews(Value value, Operation *root) {
+/// (TandemViews.h; read as `reading` says): views of f32 in `root`'s block,
+/// with its pin and device. Empty if there is none.
+SmallVector<Operation *>
+absorbableViews(Value value, Operation *root,
+                ViewReading reading = ViewReading::PerDimension) {
   SmallVector<Operation *> chain = viewChainOf(value, [&](Operation *view) {
     return view->getBlock() == root->getBlock() &&
            sameGroupAttrs(view, root) &&
@@ -119,7 +121,7 @@ SmallVector<Operation *> absorbableViews(Value value, Operation *root) {
   });
   for (size_t first = 0; first < chain.size(); ++first) {
     ArrayRef<Operation *> suffix = ArrayRef(chain).drop_front(first);
-    if (succeeded(composeViews(suffix.front()->getOperand(0), suffix)))
+    if (succeeded(composeViews(suffix.front()->getOperand(0), suffix, reading)))
       return SmallVector<Operation *>(suffix);
   }
   return {};
@@ -260,7 +262,8 @@ void fuseViewChains(Block &block) {
     if (!isViewOp(&op) || op.use_empty() ||
         llvm::any_of(op.getUsers(), isViewOp))
       continue;
-    SmallVector<Operation *> chain = absorbableViews(op.getResult(0), &op);
+    SmallVector<Operation *> chain =
+        absorbableViews(op.getResult(0), &op, ViewReading::Refined);
     if (llvm::count_if(chain, isDataMovingView) >= 2)
       chains.push_back({std::move(chain), &op});
   }

@@ -838,7 +838,9 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     the kernel reads the input through them without materializing anything,
     so a chain of views that another op reads must be one strided access of
     the input (`tandem::composeViews`). A group may hold views alone: it
-    copies its input through them.
+    copies its input through them, and its chain need only be strided over
+    a refinement of the result's shape (attention's `[B, S, H, D]` head
+    split into `[B*H, S, D]`).
 
     The body's other ops all have the result's shape; only the inputs and
     views of them may broadcast to it (inputs the producer alone reads have
@@ -886,6 +888,10 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     ::mlir::Operation *getProducer();
     /// The normalization (softmax, layer_norm) the group ends with, or null.
     ::mlir::Operation *getConsumer();
+    /// Whether the body holds views alone: the group copies its input
+    /// through them, reading it over a refinement of the result's shape
+    /// (tandem::ViewReading::Refined).
+    bool isViewsOnly();
     /// The value the generated kernel computes into the result buffer: the
     /// consumer's input where there is a consumer, else the yielded value.
     ::mlir::Value getKernelValue();

@@ -37,13 +37,23 @@ struct StridedAccess {
   llvm::SmallVector<int64_t> shape, strides;
 };
 
+/// How a chain's end is read: per dimension of its shape (each dimension
+/// one stride), or over a refinement of its shape (each dimension split
+/// where its elements are not one run of the base: the row-major order of
+/// the refined shape is the end's; a group of views alone, which reads
+/// nothing else, iterates over it).
+enum class ViewReading { PerDimension, Refined };
+
 /// The strided access that `views` (view ops, the first reading `base`,
 /// each other the previous one's result; none: `base` itself) make of
 /// `base`; failure where the chain is not one strided access (a reshape
 /// that merges dimensions a transpose or a slice has separated). A view
 /// without elements reads nothing: its strides are 0.
-FailureOr<StridedAccess> composeViews(Value base,
-                                     llvm::ArrayRef<Operation *> views);
+/// Refined, the access's shape is the refinement (dimensions of 1 left out)
+/// and fails only where a reshape splits an element run it cannot.
+FailureOr<StridedAccess>
+composeViews(Value base, llvm::ArrayRef<Operation *> views,
+             ViewReading reading = ViewReading::PerDimension);
 
 /// The view ops that `value` is the end of, base side first, followed while
 /// `follow` admits each; empty if `value` is not a view op's result.
