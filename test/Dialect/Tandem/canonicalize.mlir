@@ -267,3 +267,28 @@ func.func @transpose_after_split(%x: tensor<8x6xf32>, %y: tensor<8x6xf32>) -> (t
   %3 = tandem.transpose %2 {perm = array<i64: 2, 1, 0>} : tensor<8x1x6xf32> -> tensor<6x1x8xf32>
   return %1, %3 : tensor<2x8x3xf32>, tensor<6x1x8xf32>
 }
+
+// -----
+
+// A batched matmul's batch dimensions regrouped after it are regrouped on
+// its operands instead (attention's scores [B*H, S, S] as [B, H, S, S]),
+// so the product meets the scaling that reads it. Not where an operand is
+// broadcast along the batch, or the last two dimensions change.
+// CHECK-LABEL: func.func @reshape_above_matmul
+// CHECK-SAME: (%[[Q:.*]]: tensor<8x64x16xf32>, %[[K:.*]]: tensor<8x16x64xf32>, %[[W:.*]]: tensor<16x64xf32>)
+// CHECK-DAG:  %[[A:.*]] = tandem.reshape %[[Q]] : tensor<8x64x16xf32> -> tensor<2x4x64x16xf32>
+// CHECK-DAG:  %[[B:.*]] = tandem.reshape %[[K]] : tensor<8x16x64xf32> -> tensor<2x4x16x64xf32>
+// CHECK:      %[[S:.*]] = tandem.matmul %[[A]], %[[B]] : (tensor<2x4x64x16xf32>, tensor<2x4x16x64xf32>) -> tensor<2x4x64x64xf32>
+// CHECK-NEXT: %[[M:.*]] = tandem.matmul %[[Q]], %[[W]]
+// CHECK-NEXT: tandem.reshape %[[M]] : tensor<8x64x64xf32> -> tensor<2x4x64x64xf32>
+// CHECK-NEXT: %[[N:.*]] = tandem.matmul %[[Q]], %[[K]]
+// CHECK-NEXT: tandem.reshape %[[N]] : tensor<8x64x64xf32> -> tensor<8x4096xf32>
+func.func @reshape_above_matmul(%q: tensor<8x64x16xf32>, %k: tensor<8x16x64xf32>, %w: tensor<16x64xf32>) -> (tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<8x4096xf32>) {
+  %0 = tandem.matmul %q, %k : (tensor<8x64x16xf32>, tensor<8x16x64xf32>) -> tensor<8x64x64xf32>
+  %1 = tandem.reshape %0 : tensor<8x64x64xf32> -> tensor<2x4x64x64xf32>
+  %2 = tandem.matmul %q, %w : (tensor<8x64x16xf32>, tensor<16x64xf32>) -> tensor<8x64x64xf32>
+  %3 = tandem.reshape %2 : tensor<8x64x64xf32> -> tensor<2x4x64x64xf32>
+  %4 = tandem.matmul %q, %k : (tensor<8x64x16xf32>, tensor<8x16x64xf32>) -> tensor<8x64x64xf32>
+  %5 = tandem.reshape %4 : tensor<8x64x64xf32> -> tensor<8x4096xf32>
+  return %1, %3, %5 : tensor<2x4x64x64xf32>, tensor<2x4x64x64xf32>, tensor<8x4096xf32>
+}

@@ -7,7 +7,8 @@
 // same as doing so to its input rows. Moving those views above the linear
 // puts it next to the elementwise ops that read it, where --tandem-fuse
 // makes them its epilogue, and leaves the views on its input, where a
-// group reads them without a copy.
+// group reads them without a copy. A batched matmul's batch dimensions
+// regroup the same way.
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +86,42 @@ struct TransposeAboveLinear : OpRewritePattern<TransposeOp> {
   }
 };
 
+/// reshape(matmul(a, b)) -> matmul(reshape(a), reshape(b)) where the
+/// reshape regroups the batch dimensions only (the last two are kept) and
+/// both operands carry the whole batch (no broadcast): attention's scores,
+/// [B*H, S, S] viewed as [B, H, S, S], meet the scaling that reads them.
+struct ReshapeAboveMatmul : OpRewritePattern<ReshapeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ReshapeOp reshape,
+                                PatternRewriter &rewriter) const override {
+    auto matmul = reshape.getX().getDefiningOp<MatmulOp>();
+    if (!matmul || !matmul->hasOneUse() ||
+        !matmul->getDiscardableAttrDictionary().empty() ||
+        !reshape->getDiscardableAttrDictionary().empty())
+      return failure();
+    auto type = cast<RankedTensorType>(reshape.getType());
+    auto product = cast<RankedTensorType>(matmul.getResult().getType());
+    auto aType = cast<RankedTensorType>(matmul.getA().getType());
+    auto bType = cast<RankedTensorType>(matmul.getB().getType());
+    ArrayRef<int64_t> batch = product.getShape().drop_back(2);
+    if (type.getRank() < 2 ||
+        type.getShape().take_back(2) != product.getShape().take_back(2) ||
+        aType.getShape().drop_back(2) != batch ||
+        bType.getShape().drop_back(2) != batch)
+      return failure();
+    auto regroup = [&](Value operand, RankedTensorType operandType) {
+      SmallVector<int64_t> shape(type.getShape().drop_back(2));
+      llvm::append_range(shape, operandType.getShape().take_back(2));
+      return rewriter.create<ReshapeOp>(reshape.getLoc(),
+                                        operandType.clone(shape), operand);
+    };
+    rewriter.replaceOpWithNewOp<MatmulOp>(
+        reshape, type, regroup(matmul.getA(), aType),
+        regroup(matmul.getB(), bType));
+    return success();
+  }
+};
+
 /// For a reshape from `from` to `to` that merges or splits neighbouring
 /// dimensions only (no dimension of 1 in either): per dimension of `to`,
 /// the dimensions of `from` it is (one each for a split), or failure.
@@ -143,7 +180,7 @@ struct TransposeAboveMerge : OpRewritePattern<TransposeOp> {
 
 void ReshapeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
                                             MLIRContext *context) {
-  patterns.add<ReshapeAboveLinear>(context);
+  patterns.add<ReshapeAboveLinear, ReshapeAboveMatmul>(context);
 }
 
 void TransposeOp::getCanonicalizationPatterns(RewritePatternSet &patterns,
