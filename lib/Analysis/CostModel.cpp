@@ -3,7 +3,6 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
-#include "tandem/Dialect/Tandem/IR/TandemViews.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -52,8 +51,7 @@ CostFamily tandem::costFamilyOf(Operation *op) {
         };
         if (has(CostFamily::Transcendental))
           return CostFamily::Transcendental;
-        if (!llvm::all_of(fused.getBodyOps(),
-                          [](Operation &op) { return isViewOp(&op); }))
+        if (!fused.isViewsOnly())
           return CostFamily::Elementwise;
         return has(CostFamily::Transpose) ? CostFamily::Transpose
                                           : CostFamily::DataMovement;

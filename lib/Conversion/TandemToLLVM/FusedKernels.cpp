@@ -52,7 +52,7 @@ constexpr int64_t kVectorWidth = 8;
 struct Leaf {
   Value value;    ///< the block argument, or the last view's result
   unsigned input; ///< which of the group's inputs it reads
-  int64_t offset; ///< its first element, in the input's buffer
+  StridedAccess access; ///< where it reads the input's buffer
 };
 
 /// The result walked as rows: `dims` (the collapsed shape; the last is the
@@ -67,9 +67,9 @@ struct RowLayout {
 
 /// The values the body's elementwise ops (and the value the kernel writes)
 /// read from the inputs: block arguments and the results of view chains on
-/// them. The producer's and consumer's own operands are not among them:
-/// they read them themselves.
-SmallVector<Leaf> leavesOf(FusedOp fused) {
+/// them, each with its access read as `reading` says. The producer's and
+/// consumer's own operands are not among them: they read them themselves.
+SmallVector<Leaf> leavesOf(FusedOp fused, ViewReading reading) {
   llvm::SetVector<Value> values;
   auto isLeaf = [](Value value) {
     return isa<BlockArgument>(value) || isViewOp(value.getDefiningOp());
@@ -86,8 +86,11 @@ SmallVector<Leaf> leavesOf(FusedOp fused) {
   for (Value value : values) {
     SmallVector<Operation *> chain =
         viewChainOf(value, [](Operation *) { return true; });
-    Value base = chain.empty() ? value : chain.front()->getOperand(0);
-    leaves.push_back({value, cast<BlockArgument>(base).getArgNumber(), 0});
+    auto base =
+        cast<BlockArgument>(chain.empty() ? value : chain.front()->getOperand(0));
+    // The verifier has checked that every chain is one strided access.
+    leaves.push_back(
+        {value, base.getArgNumber(), *composeViews(base, chain, reading)});
   }
   return leaves;
 }
@@ -95,31 +98,22 @@ SmallVector<Leaf> leavesOf(FusedOp fused) {
 RowLayout layoutOf(FusedOp fused) {
   SmallVector<int64_t> shape(
       cast<ShapedType>(fused.getResult().getType()).getShape());
-  RowLayout layout;
-  layout.leaves = leavesOf(fused);
-  size_t numLeaves = layout.leaves.size();
   // A group of views alone reads its one leaf over a refinement of the
   // result's shape (ViewReading::Refined): the result is contiguous, so the
   // kernel may walk it in any refinement's row-major order.
   ViewReading reading = fused.isViewsOnly() ? ViewReading::Refined
                                               : ViewReading::PerDimension;
-  SmallVector<StridedAccess> accesses;
-  for (const Leaf &leaf : layout.leaves) {
-    SmallVector<Operation *> chain =
-        viewChainOf(leaf.value, [](Operation *) { return true; });
-    // The verifier has checked that every chain is one strided access.
-    accesses.push_back(*composeViews(
-        fused.getBody().front().getArgument(leaf.input), chain, reading));
-  }
+  RowLayout layout;
+  layout.leaves = leavesOf(fused, reading);
+  size_t numLeaves = layout.leaves.size();
   if (reading == ViewReading::Refined)
-    shape = accesses.front().shape;
+    shape = layout.leaves.front().access.shape;
   int64_t rank = shape.size();
   // Per leaf, the stride of each result dimension (its view's strides,
   // NumPy's right-aligned broadcasting: a stretched dimension has stride 0).
   SmallVector<SmallVector<int64_t>> full(numLeaves);
   for (auto [k, leaf] : llvm::enumerate(layout.leaves)) {
-    const StridedAccess &access = accesses[k];
-    leaf.offset = access.offset;
+    const StridedAccess &access = leaf.access;
     full[k].assign(rank, 0);
     int64_t lead = rank - int64_t(access.shape.size());
     for (int64_t d = std::max<int64_t>(lead, 0); d < rank; ++d)
@@ -163,7 +157,7 @@ SmallVector<Value> rowOffsetsOf(OpBuilder &b, Location loc,
   };
   SmallVector<Value> offsets;
   for (const Leaf &leaf : layout.leaves)
-    offsets.push_back(index(leaf.offset));
+    offsets.push_back(index(leaf.access.offset));
   Value rest = row;
   for (int64_t d = int64_t(layout.dims.size()) - 2; d >= 0; --d) {
     Value size = index(layout.dims[d]);
@@ -185,9 +179,8 @@ public:
       : b(builder), loc(loc), type(type) {}
 
   /// The value the kernel writes (FusedOp::getKernelValue), given the
-  /// leaves' values (in the order of
-  /// `leaves`) and, for a group that starts with a GEMM or convolution, its
-  /// product's.
+  /// leaves' values (in the order of `leaves`) and, for a group that starts
+  /// with a GEMM or convolution, its product's.
   Value emit(FusedOp fused, ArrayRef<Leaf> leaves, ValueRange leafValues,
              Value product) {
     IRMapping values;

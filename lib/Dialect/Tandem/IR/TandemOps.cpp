@@ -929,6 +929,9 @@ LogicalResult FusedOp::verifyRegions() {
       return emitOpError("holds a GEMM or convolution alone: a group with a "
                          "producer has an epilogue");
   }
+  // A group of views alone reads its chain over a refinement of its shape.
+  ViewReading viewReading =
+      isViewsOnly() ? ViewReading::Refined : ViewReading::PerDimension;
   for (Operation &op : getBodyOps()) {
     for (NamedAttribute attr : op.getDiscardableAttrs())
       if (attr.getName() == TandemDialect::kDeviceAttrName ||
@@ -957,9 +960,7 @@ LogicalResult FusedOp::verifyRegions() {
       continue;
     }
     if (isViewOp(&op)) {
-      if (failed(verifyFusedView(&op, isViewsOnly()
-                                              ? ViewReading::Refined
-                                              : ViewReading::PerDimension)))
+      if (failed(verifyFusedView(&op, viewReading)))
         return failure();
       continue;
     }

@@ -127,13 +127,16 @@ absorbableViews(Value value, Operation *root,
   return {};
 }
 
+/// View chains (base side first) keyed by the value each ends in.
+using ViewChains = DenseMap<Value, SmallVector<Operation *>>;
+
 /// Moves `group`'s ops (in body order; `root` last in the block) into one
 /// tandem.fused where the root was, and erases them. The ops read their
 /// operands through the view chains in `viewsOf` (keyed by the value each
 /// chain ends in), cloned into the body: the chains' bases are the group's
 /// inputs, and the views themselves stay for other readers.
 void buildGroup(ArrayRef<Operation *> group, Operation *root,
-                const DenseMap<Value, SmallVector<Operation *>> &viewsOf) {
+                const ViewChains &viewsOf = ViewChains()) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(group.begin(), group.end());
   llvm::SetVector<Value> inputs;
   SmallVector<Location> locations;
@@ -205,7 +208,7 @@ void fuseElementwise(Block &block) {
   struct Group {
     SmallVector<Operation *> ops;
     Operation *root;
-    DenseMap<Value, SmallVector<Operation *>> viewsOf;
+    ViewChains viewsOf;
   };
   SmallVector<Group> groups;
   for (Operation &op : llvm::reverse(block)) {
@@ -228,8 +231,10 @@ void fuseElementwise(Block &block) {
       if (isEpilogueProducer(member) || isGroupConsumer(member))
         continue; // its operands are the group's inputs as they are
       for (Value operand : member->getOperands()) {
+        if (members.contains(operand.getDefiningOp()))
+          continue;
         SmallVector<Operation *> views = absorbableViews(operand, &op);
-        if (views.empty() || members.contains(operand.getDefiningOp()))
+        if (views.empty())
           continue;
         readsMovedData |= llvm::any_of(views, isDataMovingView);
         group.viewsOf[operand] = std::move(views);
@@ -267,11 +272,9 @@ void fuseViewChains(Block &block) {
     if (llvm::count_if(chain, isDataMovingView) >= 2)
       chains.push_back({std::move(chain), &op});
   }
-  for (auto &[chain, end] : chains) {
-    DenseMap<Value, SmallVector<Operation *>> viewsOf;
-    viewsOf[end->getResult(0)] = chain;
-    buildGroup(chain, end, viewsOf);
-  }
+  // The chain's views are the group's ops (they stay for other readers).
+  for (auto &[chain, end] : chains)
+    buildGroup(chain, end);
 }
 
 void fuseBlock(Block &block) {
