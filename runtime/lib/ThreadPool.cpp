@@ -1,21 +1,67 @@
 //===- ThreadPool.cpp - parallel loops for the CPU kernels ----------------===//
+//
+// One pool runs every parallel loop of the runtime, GEMMs included (OpenBLAS
+// runs single-threaded inside the pool's tasks, see BlasCore.cpp): two pools
+// on the same cores would fight, each spinning while the other works.
+//
+// Workers spin for a short while after their last chunk before they sleep:
+// a model's ops follow each other within microseconds, and waking a sleeping
+// thread through the kernel costs tens of them, more than many ops' work.
+//
+//===----------------------------------------------------------------------===//
 
 #include "ThreadPool.h"
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
 using namespace tandem::rt;
 
 namespace {
 
-/// Below this many operations a loop is not worth waking workers for (nor
-/// competing with OpenBLAS's threads, which spin for a while after a GEMM).
-constexpr int64_t kMinParallelWork = 1 << 22;
+/// Below this many operations a loop is not worth handing to a worker, even
+/// a spinning one (about ten microseconds of work on one core).
+constexpr int64_t kMinParallelWork = 1 << 15;
+
+/// How long an idle worker (and a caller waiting for the last chunks) spins
+/// before it blocks: longer than the gap between a model's ops, short enough
+/// that an idle process gives its cores back at once.
+constexpr std::chrono::microseconds kSpinTime{200};
+
+void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+/// Spins until `ready()` or kSpinTime has passed; says whether it is ready.
+template <typename Ready> bool spinUntil(Ready ready) {
+  auto deadline = std::chrono::steady_clock::now() + kSpinTime;
+  for (unsigned i = 1;; ++i) {
+    if (ready())
+      return true;
+    if (i % 64 == 0 && std::chrono::steady_clock::now() > deadline)
+      return false;
+    cpuRelax();
+  }
+}
+
+/// Set while a thread runs a pool task: a parallel loop inside one (a GEMM's
+/// epilogue, a kernel calling another) runs inline instead of waiting for
+/// the pool it is part of.
+thread_local bool insideTask = false;
 
 class Pool {
 public:
@@ -28,6 +74,7 @@ public:
     {
       std::lock_guard<std::mutex> lock(mutex);
       stopping = true;
+      generation.fetch_add(1, std::memory_order_release);
     }
     wake.notify_all();
     for (std::thread &worker : workers)
@@ -39,49 +86,66 @@ public:
   void run(int64_t chunks, const std::function<void(int64_t)> &task) {
     // One loop at a time: two threads running models share the workers.
     std::lock_guard<std::mutex> turn(runMutex);
+    bool anyAsleep;
     {
       std::lock_guard<std::mutex> lock(mutex);
       current = &task;
       next = 0;
       total = chunks;
-      remaining = chunks;
-      ++generation;
+      remaining.store(chunks, std::memory_order_relaxed);
+      generation.fetch_add(1, std::memory_order_release);
+      anyAsleep = sleepers > 0;
     }
-    wake.notify_all();
+    if (anyAsleep)
+      wake.notify_all();
     drain(); // the caller works too
-    std::unique_lock<std::mutex> lock(mutex);
-    done.wait(lock, [this] { return remaining == 0; });
+    if (!spinUntil([this] { return remaining.load() == 0; })) {
+      std::unique_lock<std::mutex> lock(mutex);
+      done.wait(lock, [this] { return remaining.load() == 0; });
+    }
+    std::lock_guard<std::mutex> lock(mutex);
     current = nullptr;
   }
 
 private:
   void drain() {
+    insideTask = true;
     while (true) {
       int64_t chunk;
       const std::function<void(int64_t)> *task;
       {
         std::lock_guard<std::mutex> lock(mutex);
         if (!current || next >= total)
-          return;
+          break;
         chunk = next++;
         task = current;
       }
       (*task)(chunk);
-      std::lock_guard<std::mutex> lock(mutex);
-      if (--remaining == 0)
+      if (remaining.fetch_sub(1) == 1) {
+        std::lock_guard<std::mutex> lock(mutex);
         done.notify_all();
+      }
     }
+    insideTask = false;
   }
 
   void work() {
     uint64_t seen = 0;
     while (true) {
-      {
+      auto posted = [&] {
+        return generation.load(std::memory_order_acquire) != seen;
+      };
+      if (!spinUntil(posted)) {
         std::unique_lock<std::mutex> lock(mutex);
-        wake.wait(lock, [&] { return stopping || generation != seen; });
+        ++sleepers;
+        wake.wait(lock, posted);
+        --sleepers;
+      }
+      seen = generation.load(std::memory_order_acquire);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
         if (stopping)
           return;
-        seen = generation;
       }
       drain();
     }
@@ -90,9 +154,13 @@ private:
   std::vector<std::thread> workers;
   std::mutex runMutex, mutex;
   std::condition_variable wake, done;
+  // Guarded by `mutex`; `generation` and `remaining` are also read without
+  // it, by spinning threads.
   const std::function<void(int64_t)> *current = nullptr;
-  int64_t next = 0, total = 0, remaining = 0;
-  uint64_t generation = 0;
+  int64_t next = 0, total = 0;
+  std::atomic<int64_t> remaining{0};
+  std::atomic<uint64_t> generation{0};
+  int sleepers = 0;
   bool stopping = false;
 };
 
@@ -108,13 +176,21 @@ Pool &pool() {
 
 } // namespace
 
+int64_t tandem::rt::poolThreads() {
+  return insideTask ? 1 : int64_t(pool().size());
+}
+
 void tandem::rt::parallelFor(int64_t count, int64_t costPerItem,
                              const std::function<void(int64_t, int64_t)> &body) {
   if (count <= 0)
     return;
   int64_t work = count * std::max<int64_t>(costPerItem, 1);
+  if (work < kMinParallelWork || count == 1 || insideTask) {
+    body(0, count);
+    return;
+  }
   Pool &workers = pool();
-  if (work < kMinParallelWork || workers.size() == 1 || count == 1) {
+  if (workers.size() == 1) {
     body(0, count);
     return;
   }

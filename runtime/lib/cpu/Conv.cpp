@@ -1,15 +1,13 @@
 //===- Conv.cpp - the CPU's convolution and pooling -----------------------===//
 //
 // The Conv family of OpKinds.def on NCHW f32: conv2d as im2col and OpenBLAS
-// GEMMs (depthwise convolution directly), max and average pooling. All
-// three walk output rows over the columns whose window lies inside the
+// GEMMs split across the pool (depthwise convolution directly), max and
+// average pooling. All three walk output rows over the columns whose window lies inside the
 // input, so padding costs no branch in the inner loops.
 //
 //===----------------------------------------------------------------------===//
 
 #include "CpuSupport.h"
-
-#include <cblas.h>
 
 #include <algorithm>
 #include <limits>
@@ -37,7 +35,8 @@ std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
 /// A GEMM per channel would be 1 x cols x k*k: all overhead.
 void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
                         const TensorView *b, const TensorView &out,
-                        const img::Conv2dAttrs &a) {
+                        const img::Conv2dAttrs &a,
+                        const BlockEpilogue *epilogue) {
   int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
   int64_t kh = w.shape[2], kw = w.shape[3];
   int64_t oh = out.shape[2], ow = out.shape[3];
@@ -71,15 +70,20 @@ void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
         }
       }
     }
+    if (epilogue)
+      (*epilogue)(first * oh * ow, last * oh * ow);
   });
 }
 
 /// Convolution as GEMMs: the input windows of a chunk of images are laid out
 /// as columns (im2col; padding reads as zeros) and each group's filters
-/// multiply all of them in one OpenBLAS call, which keeps the GEMM wide for
-/// small images; the product is then scattered back to NCHW.
+/// multiply all of them at once, which keeps the GEMM wide for small images.
+/// The GEMM's blocks run on the pool; each block's rows go back to NCHW (one
+/// image: the GEMM writes there directly) with the bias and the epilogue
+/// while they are in cache.
 void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
-               const TensorView &out, const img::Conv2dAttrs &a) {
+               const TensorView &out, const img::Conv2dAttrs &a,
+               const BlockEpilogue *epilogue) {
   int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
   int64_t o = w.shape[0], cg = w.shape[1], kh = w.shape[2], kw = w.shape[3];
   int64_t oh = out.shape[2], ow = out.shape[3];
@@ -88,14 +92,17 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
           groups = a.groups;
   int64_t og = o / groups, rows = cg * kh * kw, cols = oh * ow;
   if (groups == c && o == c && cg == 1)
-    return depthwiseConv2dF32(x, w, b, out, a);
+    return depthwiseConv2dF32(x, w, b, out, a, epilogue);
   const float *in = static_cast<const float *>(x.data);
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
   if (rows == 0 || cols == 0 || og == 0 || n == 0) {
-    for (int64_t i = 0, e = n * o * cols; i < e; ++i)
+    int64_t count = n * o * cols;
+    for (int64_t i = 0; i < count; ++i)
       z[i] = bias ? bias[(i / cols) % o] : 0.0f;
+    if (epilogue && count)
+      (*epilogue)(0, count);
     return;
   }
   // Images per GEMM: as many as keep the columns within about 32 MiB.
@@ -128,25 +135,32 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
           }
         }
       });
-      // One image: the GEMM writes the output directly.
-      float *result = images == 1 ? z + (n0 * o + g * og) * cols : product.data();
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, og, width, rows,
-                  1.0f, wt + g * og * rows, rows, columns.data(), width, 0.0f,
-                  result, width);
-      for (int64_t image = 0; image < images; ++image)
-        for (int64_t oi = 0; oi < og; ++oi) {
-          float *dst = z + ((n0 + image) * o + g * og + oi) * cols;
-          const float *src = result + oi * width + image * cols;
-          float add = bias ? bias[g * og + oi] : 0.0f;
-          if (images == 1) {
-            if (bias)
-              for (int64_t k = 0; k < cols; ++k)
-                dst[k] += add;
-          } else {
-            for (int64_t k = 0; k < cols; ++k)
-              dst[k] = src[k] + add;
-          }
-        }
+      // Output channel g*og + oi of image `image` starts at this element.
+      auto start = [&](int64_t image, int64_t oi) {
+        return ((n0 + image) * o + g * og + oi) * cols;
+      };
+      float *result = images == 1 ? z + start(0, 0) : product.data();
+      parallelSgemm(
+          {og, width, rows, wt + g * og * rows, rows, columns.data(), width,
+           /*transB=*/false, result, width},
+          [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+            // The block's columns, image by image.
+            for (int64_t image = c0 / cols; image * cols < c1; ++image) {
+              int64_t from = std::max(c0, image * cols) - image * cols;
+              int64_t to = std::min(c1, (image + 1) * cols) - image * cols;
+              for (int64_t oi = r0; oi < r1; ++oi) {
+                float *dst = z + start(image, oi);
+                const float *src = result + oi * width + image * cols;
+                float add = bias ? bias[g * og + oi] : 0.0f;
+                if (images > 1 || bias)
+                  for (int64_t k = from; k < to; ++k)
+                    dst[k] = src[k] + add;
+              }
+              if (epilogue)
+                epilogueOnBlock(*epilogue, start(image, 0), cols, r0, r1, from,
+                                to);
+            }
+          });
     }
   }
 }
@@ -198,11 +212,7 @@ void pool2dF32(const TensorView &x, const TensorView &out,
 bool conv2dKernel(int64_t, const std::vector<TensorView> &ops,
                   const TensorView &out, const std::vector<int64_t> &attrs,
                   std::string &error) {
-  if (out.dtype != DType::F32)
-    return unsupported(out.dtype, error);
-  auto a = img::readAttrs<img::Conv2dAttrs>(attrs);
-  conv2dF32(ops[0], ops[1], a.hasBias ? &ops[2] : nullptr, out, a);
-  return true;
+  return conv2dWithEpilogue(ops, out, attrs, nullptr, error);
 }
 
 bool pool2dKernel(int64_t kind, const std::vector<TensorView> &ops,
@@ -216,6 +226,18 @@ bool pool2dKernel(int64_t kind, const std::vector<TensorView> &ops,
 }
 
 } // namespace
+
+bool cpu::conv2dWithEpilogue(const std::vector<TensorView> &ops,
+                             const TensorView &out,
+                             const std::vector<int64_t> &attrs,
+                             const BlockEpilogue *epilogue,
+                             std::string &error) {
+  if (out.dtype != DType::F32)
+    return unsupported(out.dtype, error);
+  auto a = img::readAttrs<img::Conv2dAttrs>(attrs);
+  conv2dF32(ops[0], ops[1], a.hasBias ? &ops[2] : nullptr, out, a, epilogue);
+  return true;
+}
 
 void cpu::registerConvKernels(CpuKernelTable &table) {
   table[img::kConv2d] = conv2dKernel;

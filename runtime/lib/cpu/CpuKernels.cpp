@@ -76,10 +76,6 @@ bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
                                const std::vector<int64_t> &attrs,
                                std::string &error) {
   FusedParts parts = fusedParts(operands, result, attrs);
-  if (parts.producer &&
-      !runCpuKernel(parts.producer->kind, parts.producer->operands, result,
-                    parts.producer->attrs, error))
-    return false;
   auto fused = img::readAttrs<img::FusedAttrs>(attrs);
   constexpr size_t kInline = 16;
   void *inlinePointers[kInline];
@@ -91,10 +87,32 @@ bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
   }
   for (size_t k = 0; k < operands.size(); ++k)
     pointers[k] = operands[k].data;
-  parallelFor(countOf(result.shape), fused.costPerElement,
-              [&](int64_t begin, int64_t end) {
-                kernel(pointers, result.data, begin, end);
-              });
+  BlockEpilogue epilogue = [&](int64_t begin, int64_t end) {
+    kernel(pointers, result.data, begin, end);
+  };
+  // The generated kernel runs on each block of the GEMM or convolution as
+  // soon as it is written (f32 groups only: the only ones that fuse).
+  int64_t producerKind = parts.producer ? parts.producer->kind : -1;
+  bool blocked = result.dtype == DType::F32 &&
+                 (producerKind == img::kLinear || producerKind == img::kMatmul ||
+                  producerKind == img::kConv2d);
+  if (blocked) {
+    const FusedPart &producer = *parts.producer;
+    bool done = producerKind == img::kConv2d
+                    ? conv2dWithEpilogue(producer.operands, result,
+                                         producer.attrs, &epilogue, error)
+                    : gemmWithEpilogue(producerKind, producer.operands, result,
+                                       producer.attrs, &epilogue, error);
+    if (!done)
+      return false;
+  } else {
+    if (parts.producer &&
+        !runCpuKernel(parts.producer->kind, parts.producer->operands, result,
+                      parts.producer->attrs, error))
+      return false;
+    parallelFor(countOf(result.shape), fused.costPerElement,
+                [&](int64_t begin, int64_t end) { epilogue(begin, end); });
+  }
   return !parts.consumer ||
          runCpuKernel(parts.consumer->kind, parts.consumer->operands, result,
                       parts.consumer->attrs, error);

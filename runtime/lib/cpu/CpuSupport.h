@@ -16,8 +16,11 @@
 #include "ThreadPool.h"
 #include "tandem/runtime/ModelImage.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -148,6 +151,54 @@ void forEachElement(const std::vector<int64_t> &shape,
 }
 
 //===----------------------------------------------------------------------===//
+// GEMMs and what runs on their blocks
+//===----------------------------------------------------------------------===//
+
+/// What a fused group runs on each block of its producer's result as soon as
+/// the block is written, while it is in cache: elements [begin, end) of the
+/// result, row-major. Blocks run on any worker, concurrently.
+using BlockEpilogue = std::function<void(int64_t begin, int64_t end)>;
+
+/// One SGEMM, C = A * op(B), row-major: A is m x k (leading dimension lda),
+/// B is k x n, or n x k when `transB`, C is m x n (ldc).
+struct Sgemm {
+  int64_t m, n, k;
+  const float *a;
+  int64_t lda;
+  const float *b;
+  int64_t ldb;
+  bool transB;
+  float *c;
+  int64_t ldc;
+};
+
+/// Runs `gemm` split into blocks of rows (or of columns, where the rows are
+/// too few) across the pool, one OpenBLAS call per block on the worker that
+/// runs it, and calls blockDone(r0, r1, c0, c1) right after block rows
+/// [r0, r1) x columns [c0, c1) is written, on the same worker. Inside a pool
+/// task it runs as one block. (k = 0 writes zeros.)
+void parallelSgemm(
+    const Sgemm &gemm,
+    const std::function<void(int64_t, int64_t, int64_t, int64_t)> &blockDone);
+
+/// Calls epilogue(begin, end) over the rows [r0, r1) x columns [c0, c1) of a
+/// row-major matrix with `width` columns that starts at element `base` of a
+/// result: one call when the block spans whole rows, else one per row.
+void epilogueOnBlock(const BlockEpilogue &epilogue, int64_t base,
+                     int64_t width, int64_t r0, int64_t r1, int64_t c0,
+                     int64_t c1);
+
+/// linear, matmul (Gemm.cpp) and conv2d (Conv.cpp) on f32 with `epilogue`
+/// run on each block of the result as it is written (null: none).
+bool gemmWithEpilogue(int64_t kind, const std::vector<TensorView> &ops,
+                      const TensorView &out, const std::vector<int64_t> &attrs,
+                      const BlockEpilogue *epilogue, std::string &error);
+bool conv2dWithEpilogue(const std::vector<TensorView> &ops,
+                        const TensorView &out,
+                        const std::vector<int64_t> &attrs,
+                        const BlockEpilogue *epilogue, std::string &error);
+
+//===----------------------------------------------------------------------===//
 // Element types
 //===----------------------------------------------------------------------===//
 
@@ -159,6 +210,35 @@ uint16_t floatToBf16(float f); // rounds to nearest even
 /// f16 or bf16: the types the kernels compute in f32.
 inline bool isHalf(DType dtype) {
   return dtype == DType::F16 || dtype == DType::BF16;
+}
+
+/// exp(x) for x <= 0 (softmax's shifted inputs; NaN stays NaN), branch-free
+/// so that loops of it vectorize: Cephes' expf, 2^n · p(r) with
+/// r = x - n·ln2 in [-ln2/2, ln2/2], within 2 ulp of the exact value; 0
+/// where the exact value is below the smallest normal float (x < -87.34).
+inline float expNonPositive(float v) {
+  constexpr float kLowest = -87.3365447505531f; // ln(FLT_MIN)
+  constexpr float kRound = 12582912.0f;         // 1.5 · 2^23: rounds to ints
+  float x = std::max(v, kLowest);
+  float shifted = x * 1.44269504088896341f + kRound;
+  float n = shifted - kRound;
+  float r = x - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  float e = p * r * r + r + 1.0f;
+  // 2^n from n's bits, which the rounding left in the low mantissa bits.
+  uint32_t bits, roundBits;
+  std::memcpy(&bits, &shifted, 4);
+  std::memcpy(&roundBits, &kRound, 4);
+  uint32_t scaleBits = (bits - roundBits + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &scaleBits, 4);
+  return v < kLowest ? 0.0f : e * scale;
 }
 
 /// Element i of a tensor as a double (a wide common type for cast).

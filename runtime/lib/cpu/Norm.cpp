@@ -18,38 +18,73 @@ using namespace tandem::rt::cpu;
 
 namespace {
 
+/// The sum of element(0 .. size-1) in double, in four interleaved partial
+/// sums (one long chain of dependent adds would take four times as
+/// long).
+template <typename F> double sumOf(int64_t size, F element) {
+  double partial[4] = {0, 0, 0, 0};
+  int64_t k = 0;
+  for (; k + 4 <= size; k += 4)
+    for (int lane = 0; lane < 4; ++lane)
+      partial[lane] += element(k + lane);
+  for (; k < size; ++k)
+    partial[0] += element(k);
+  return (partial[0] + partial[1]) + (partial[2] + partial[3]);
+}
+
+/// One softmax (or log-softmax) row of `size` elements `Inner` (or `inner`,
+/// where Inner is 0) apart; `dst` may be `row` (in place: each pass reads an
+/// element before it writes it).
+template <int64_t Inner>
+void softmaxRow(const float *row, float *dst, int64_t size, int64_t inner,
+                bool log) {
+  int64_t step = Inner ? Inner : inner;
+  float peaks[4] = {-std::numeric_limits<float>::infinity(), peaks[0],
+                    peaks[0], peaks[0]};
+  int64_t k = 0;
+  for (; k + 4 <= size; k += 4)
+    for (int lane = 0; lane < 4; ++lane)
+      peaks[lane] = std::max(peaks[lane], row[(k + lane) * step]);
+  for (; k < size; ++k)
+    peaks[0] = std::max(peaks[0], row[k * step]);
+  float peak = std::max(std::max(peaks[0], peaks[1]),
+                        std::max(peaks[2], peaks[3]));
+  if (log) {
+    double sum = sumOf(size, [&](int64_t k) {
+      return double(expNonPositive(row[k * step] - peak));
+    });
+    float logSum = float(std::log(sum));
+    for (int64_t k = 0; k < size; ++k)
+      dst[k * step] = (row[k * step] - peak) - logSum;
+    return;
+  }
+  // One exp per element, kept in the output until the sum is known.
+  for (int64_t k = 0; k < size; ++k)
+    dst[k * step] = expNonPositive(row[k * step] - peak);
+  float scale = float(1.0 / sumOf(size, [&](int64_t k) {
+                  return double(dst[k * step]);
+                }));
+  for (int64_t k = 0; k < size; ++k)
+    dst[k * step] *= scale;
+}
+
 void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
                 bool log) {
   int64_t outer, size, inner;
   splitAt(x.shape, axis, outer, size, inner);
   const float *in = static_cast<const float *>(x.data);
   float *z = static_cast<float *>(out.data);
-  // A libm exp per element is worth tens of operations (as the elementwise
-  // kernels count it): attention's softmaxes are split across threads.
-  parallelFor(outer * inner, 40 * size, [&](int64_t first, int64_t last) {
+  // About ten operations per element with the exp vectorized: attention's
+  // softmaxes are split across threads.
+  parallelFor(outer * inner, 10 * size, [&](int64_t first, int64_t last) {
     for (int64_t item = first; item < last; ++item) {
       int64_t o = item / inner, i = item % inner;
       const float *row = in + o * size * inner + i;
       float *dst = z + o * size * inner + i;
-      float peak = -std::numeric_limits<float>::infinity();
-      for (int64_t k = 0; k < size; ++k)
-        peak = std::max(peak, row[k * inner]);
-      // One exp per element, kept in the output until the sum is known.
-      double sum = 0;
-      for (int64_t k = 0; k < size; ++k) {
-        float e = std::exp(row[k * inner] - peak);
-        dst[k * inner] = e;
-        sum += e;
-      }
-      if (log) {
-        float logSum = float(std::log(sum));
-        for (int64_t k = 0; k < size; ++k)
-          dst[k * inner] = (row[k * inner] - peak) - logSum;
-      } else {
-        float scale = float(1.0 / sum);
-        for (int64_t k = 0; k < size; ++k)
-          dst[k * inner] *= scale;
-      }
+      if (inner == 1)
+        softmaxRow<1>(row, dst, size, inner, log);
+      else
+        softmaxRow<0>(row, dst, size, inner, log);
     }
   });
 }
@@ -85,13 +120,12 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
   parallelFor(rows, 8 * cols, [&](int64_t first, int64_t last) {
   for (int64_t r = first; r < last; ++r) {
     const float *row = in + r * cols;
-    double mean = 0, var = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      mean += row[c];
-    mean /= std::max<int64_t>(cols, 1);
-    for (int64_t c = 0; c < cols; ++c)
-      var += (row[c] - mean) * (row[c] - mean);
-    var /= std::max<int64_t>(cols, 1);
+    double mean = sumOf(cols, [&](int64_t c) { return double(row[c]); }) /
+                  std::max<int64_t>(cols, 1);
+    double var = sumOf(cols, [&](int64_t c) {
+                   return (row[c] - mean) * (row[c] - mean);
+                 }) /
+                 std::max<int64_t>(cols, 1);
     // Statistics in double; the per-element pass in float, which vectorizes.
     float center = float(mean), scale = float(1.0 / std::sqrt(var + epsilon));
     for (int64_t c = 0; c < cols; ++c)
