@@ -1,6 +1,10 @@
 // RUN: tandem-opt %s --tandem-fuse --tandem-placement-pipeline="device-profile=host" \
 // RUN:   --convert-tandem-to-llvm | FileCheck %s
 // RUN: tandem-compile %s --emit=llvm -o - | FileCheck %s --check-prefix=LLVM
+// RUN: tandem-opt %s --tandem-fuse --tandem-placement-pipeline="device-profile=host" \
+// RUN:   --convert-tandem-to-llvm="vector-math=libmvec-avx2" | FileCheck %s --check-prefix=MVEC
+// RUN: not tandem-opt %s --tandem-fuse --tandem-placement-pipeline="device-profile=host" \
+// RUN:   --convert-tandem-to-llvm="vector-math=sse" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // A fused group (bias add, gelu, a row scale) becomes one op of the image,
 // of kind Fused (55) with its FusedAttrs (kernel 0; 42 operations per
@@ -32,6 +36,15 @@
 // LLVM: define internal void @tandem_fused_0(ptr %0, ptr %1, i64 %2, i64 %3)
 // LLVM: load <8 x float>
 // LLVM: call i32 @tandem_rt_main(i32 %0, ptr %1, ptr @tandem_model_image, ptr @tandem_model_strings, ptr @tandem_model_kernels, ptr @tandem_model_run)
+// With glibc's vector math library (what tandem-compile asks for on a CPU
+// with AVX2), the vector loop calls its 8-lane erf once; the scalar tail
+// keeps libm's.
+// MVEC: llvm.func @_ZGVdN8v_erff(vector<8xf32>) -> vector<8xf32>
+// MVEC-LABEL: llvm.func internal @tandem_fused_0(
+// MVEC: llvm.call @_ZGVdN8v_erff(%{{.*}}) : (vector<8xf32>) -> vector<8xf32>
+// MVEC: llvm.call @erff(%{{.*}}) : (f32) -> f32
+// BAD: error: unknown --vector-math 'sse': 'libmvec-avx2' or '' (libm per lane)
+
 func.func @main(%x: tensor<4x37xf32>, %b: tensor<37xf32>, %c: tensor<4x1xf32>) -> tensor<4x37xf32> {
   %0 = tandem.add %x, %b : tensor<4x37xf32>, tensor<37xf32> -> tensor<4x37xf32>
   %1 = tandem.gelu %0 : tensor<4x37xf32>

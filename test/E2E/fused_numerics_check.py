@@ -8,9 +8,12 @@ saturates, on the CPU and on the sim backend's GPU (which runs the same
 generated CPU code). The reference is the function's definition evaluated
 in float64 by NumPy (math.erf for erf); NaN must meet NaN, an infinity its
 own sign, and a finite result must be within half an ulp of the float64
-value (correct rounding) plus the function's bound: a few ulps (libm's
-expf, logf and erff are within 1-2; tanh is the CPU kernels' rational
-approximation; sigmoid, silu and gelu compose them), and an absolute bound
+value (correct rounding) plus the function's bound: a few ulps (on a CPU
+with AVX2 the kernels call glibc's vector math library, libmvec, 8 lanes at
+a time, whose functions glibc states within 4 ulp: here exp reaches 2.5 and
+log 3.8, erf 1.9; libm's scalar expf, logf and erff are within 1-2; tanh is
+the CPU kernels' rational approximation; sigmoid, silu and gelu compose
+them), and an absolute bound
 where the definition cancels (gelu's 1 + erf(x / sqrt 2) for large negative
 x) or underflows (sigmoid below -88.72).
 
@@ -45,8 +48,8 @@ def sigmoid64(x):
 
 # name: (reference in float64, ulps, absolute bound as a function of x)
 FUNCTIONS = {
-    "exp": (np.exp, 2, lambda x: 2 * TINY),
-    "log": (np.log, 2, lambda x: 0.0),
+    "exp": (np.exp, 4, lambda x: 2 * TINY),
+    "log": (np.log, 4, lambda x: 0.0),
     "sqrt": (np.sqrt, 0, lambda x: 0.0),
     "rsqrt": (lambda x: 1.0 / np.sqrt(x), 1, lambda x: 0.0),
     "tanh": (np.tanh, 6, lambda x: 2 * TINY),

@@ -207,6 +207,18 @@ static LogicalResult findRuntime(const char *argv0, void *anchor,
   return success();
 }
 
+/// Whether the generated kernels call glibc's vector math library for exp,
+/// log and erf: where this machine (which the model is built for, as for
+/// its vector units) has AVX2, and the toolchain has libmvec to link.
+static bool useLibmvec() {
+#ifdef TANDEM_HAVE_LIBMVEC
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  return features.lookup("avx2") && features.lookup("fma");
+#else
+  return false;
+#endif
+}
+
 /// Links `object` with the runtime (`archives`) into `output`; the linker's
 /// messages go to `log`, and the first of them into `error` when it fails.
 static LogicalResult link(StringRef object, StringRef output, bool shared,
@@ -231,6 +243,8 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
   for (StringRef flag : extraFlags)
     args.push_back(flag.str());
   args.push_back("-lpthread");
+  if (useLibmvec())
+    args.push_back("-lmvec");
   args.push_back("-lm");
   std::vector<StringRef> argv(args.begin(), args.end());
   std::string message;
@@ -365,6 +379,8 @@ int main(int argc, char **argv) {
   lowering.deviceProfile = options.deviceProfile;
   if (emit == "ptx")
     lowering.ptxFile = outputFile.getValue();
+  if (useLibmvec())
+    lowering.vectorMath = "libmvec-avx2";
   pm.addPass(tandem::createConvertTandemToLLVM(lowering));
   if (failed(pm.run(*module)))
     return 1;

@@ -50,6 +50,11 @@ def ConvertTandemToLLVM : Pass<"convert-tandem-to-llvm", "::mlir::ModuleOp"> {
     Option<"ptxFile", "ptx-file", "std::string", /*default=*/"\"\"",
            "Also write the PTX of the GPU-placed fused groups' kernels to "
            "this file (tandem-compile --emit=ptx)">,
+    Option<"vectorMath", "vector-math", "std::string", /*default=*/"\"\"",
+           "How the generated CPU kernels compute exp, log and erf on their "
+           "8-lane vectors: 'libmvec-avx2' calls glibc's vector math library "
+           "(the model's object must be linked with -lmvec and run on a CPU "
+           "with AVX2), '' (the default) libm once per lane">,
     Option<"testDropWait", "test-drop-wait", "int64_t", /*default=*/"-1",
            "For tests of the runtime's race detector: leave the N-th "
            "tandem.wait (from 0, in block order) out of the program">

@@ -504,8 +504,46 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
   b.create<func::ReturnOp>(loc);
 }
 
-LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module) {
+/// glibc's libmvec names (the x86-64 vector function ABI: 'd' is AVX2, N8
+/// the lanes, v one vector argument) of exp, log and erf on 8 floats.
+static StringRef libmvecAvx2Name(Operation *op) {
+  return llvm::TypeSwitch<Operation *, StringRef>(op)
+      .Case([](math::ExpOp) { return "_ZGVdN8v_expf"; })
+      .Case([](math::LogOp) { return "_ZGVdN8v_logf"; })
+      .Case([](math::ErfOp) { return "_ZGVdN8v_erff"; })
+      .Default([](Operation *) { return StringRef(); });
+}
+
+/// Replaces exp, log and erf on vector<8xf32> by calls of libmvec's AVX2
+/// variants (one call for 8 lanes instead of 8 libm calls).
+static void callLibmvecAvx2(ModuleOp module) {
+  auto lanes = VectorType::get({8}, Float32Type::get(module.getContext()));
+  SmallVector<Operation *> ops;
+  module.walk([&](Operation *op) {
+    if (!libmvecAvx2Name(op).empty() && op->getResultTypes() == TypeRange{lanes})
+      ops.push_back(op);
+  });
+  for (Operation *op : ops) {
+    StringRef name = libmvecAvx2Name(op);
+    OpBuilder b(module.getBodyRegion());
+    if (!module.lookupSymbol(name))
+      b.create<func::FuncOp>(module.getLoc(), name,
+                             b.getFunctionType({lanes}, {lanes}))
+          .setPrivate();
+    b.setInsertionPoint(op);
+    Value call = b.create<func::CallOp>(op->getLoc(), name, TypeRange{lanes},
+                                        op->getOperands())
+                     .getResult(0);
+    op->getResult(0).replaceAllUsesWith(call);
+    op->erase();
+  }
+}
+
+LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module,
+                                                  VectorMath vectorMath) {
   MLIRContext *context = module.getContext();
+  if (vectorMath == VectorMath::LibmvecAvx2)
+    callLibmvecAvx2(module);
   {
     // erf has no LLVM intrinsic: a call of libm's erff per lane, as the
     // prebuilt kernels make. (The other math ops become LLVM intrinsics.)

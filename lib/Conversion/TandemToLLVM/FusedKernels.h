@@ -40,11 +40,19 @@ void generateFusedGpuKernel(ModuleOp module, FusedOp fused, StringRef name);
 /// NVVM translation's name: it becomes the kernel's PTX entry).
 inline constexpr llvm::StringLiteral kGpuKernelAttrName = "nvvm.kernel";
 
+/// How the generated CPU kernels compute the math functions LLVM has no
+/// instruction for (exp, log, erf) on their vectors.
+enum class VectorMath {
+  Libm,       ///< libm once per lane, as the prebuilt kernels do
+  LibmvecAvx2 ///< glibc's libmvec, 8 lanes a call (AVX2; link -lmvec)
+};
+
 /// Lowers the generated kernels (and anything else left in the func, scf,
-/// arith, math and vector dialects) to the LLVM dialect; math functions
-/// LLVM has no instruction for become libm calls, as the prebuilt kernels
-/// make them.
-LogicalResult lowerGeneratedKernelsToLLVM(ModuleOp module);
+/// arith, math and vector dialects) to the LLVM dialect; exp, log and erf on
+/// 8-lane vectors become calls as `vectorMath` says, the rest of them libm
+/// calls (erf) or LLVM intrinsics.
+LogicalResult lowerGeneratedKernelsToLLVM(
+    ModuleOp module, VectorMath vectorMath = VectorMath::Libm);
 
 } // namespace mlir::tandem
 

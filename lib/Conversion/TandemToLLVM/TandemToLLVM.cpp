@@ -129,10 +129,20 @@ struct ConvertTandemToLLVM
         diag.attachNote(other.getLoc()) << "found @" << other.getName();
       return signalPassFailure();
     }
+    if (vectorMath != "" && vectorMath != "libmvec-avx2") {
+      module.emitError("unknown --vector-math '")
+          << vectorMath << "': 'libmvec-avx2' or '' (libm per lane)";
+      return signalPassFailure();
+    }
     if (failed(dropOtherFunctions(module, func)) ||
         failed(verifySignature(func)) || failed(verifyWeights(func)) ||
         failed(lower(module, func)))
       return signalPassFailure();
+  }
+
+  static VectorMath vectorMathOf(StringRef option) {
+    return option == "libmvec-avx2" ? VectorMath::LibmvecAvx2
+                                    : VectorMath::Libm;
   }
 
   /// The program is @main: other functions, which nothing calls, are left
@@ -508,7 +518,7 @@ struct ConvertTandemToLLVM
     builder.create<LLVM::ReturnOp>(loc, ValueRange{});
 
     func->erase();
-    if (failed(lowerGeneratedKernelsToLLVM(module)))
+    if (failed(lowerGeneratedKernelsToLLVM(module, vectorMathOf(vectorMath))))
       return failure();
     builder.setInsertionPointToEnd(module.getBody());
     auto kernels = emitKernelTable(builder, loc, numKernels);
