@@ -92,6 +92,13 @@ static cl::opt<bool> fuse(
     cl::desc("Group elementwise chains into fused ops with generated kernels "
              "(--tandem-fuse) before placement; --fuse=false to compare"),
     cl::init(true));
+static cl::opt<std::string> vectorMath(
+    "vector-math", cl::cat(compileCategory),
+    cl::desc("How generated CPU kernels compute exp, log and erf: auto (the "
+             "default: glibc's libmvec, 8 lanes a call, where this machine "
+             "has AVX2), libmvec-avx2, or libm (once per lane: the same bits "
+             "as the prebuilt kernels)"),
+    cl::init("auto"));
 static cl::opt<std::string> emit("emit", cl::cat(compileCategory),
                                  cl::desc("exe, lib, obj, llvm, mlir or ptx "
                                           "(the GPU-placed fused groups' "
@@ -208,10 +215,15 @@ static LogicalResult findRuntime(const char *argv0, void *anchor,
 }
 
 /// Whether the generated kernels call glibc's vector math library for exp,
-/// log and erf: where this machine (which the model is built for, as for
-/// its vector units) has AVX2, and the toolchain has libmvec to link.
+/// log and erf (--vector-math): by default where this machine (which the
+/// model is built for, as for its vector units) has AVX2 and the toolchain
+/// has libmvec to link.
 static bool useLibmvec() {
+  if (vectorMath == "libm")
+    return false;
 #ifdef TANDEM_HAVE_LIBMVEC
+  if (vectorMath == "libmvec-avx2")
+    return true;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   return features.lookup("avx2") && features.lookup("fma");
 #else
@@ -294,6 +306,15 @@ int main(int argc, char **argv) {
       emit != "mlir" && emit != "ptx")
     return fail("unknown --emit '" + emit +
                 "': expected exe, lib, obj, llvm, mlir or ptx");
+  if (vectorMath != "auto" && vectorMath != "libm" &&
+      vectorMath != "libmvec-avx2")
+    return fail("unknown --vector-math '" + vectorMath +
+                "': expected auto, libmvec-avx2 or libm");
+#ifndef TANDEM_HAVE_LIBMVEC
+  if (vectorMath == "libmvec-avx2")
+    return fail("--vector-math=libmvec-avx2: this build found no libmvec "
+                "(glibc's vector math library) to link");
+#endif
 
   // Flags and the output path are checked before the model is read, so
   // their errors come first and alone.
