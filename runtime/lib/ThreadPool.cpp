@@ -16,6 +16,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -23,6 +24,9 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#endif
+#ifdef __linux__
+#include <sched.h>
 #endif
 
 using namespace tandem::rt;
@@ -58,6 +62,17 @@ template <typename Ready> bool spinUntil(Ready ready) {
   }
 }
 
+/// The cores this process may run on (its affinity mask: taskset, a
+/// container's cpuset), else the machine's.
+unsigned usableCores() {
+#ifdef __linux__
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return unsigned(CPU_COUNT(&set));
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
 /// Set while a thread runs a pool task: a parallel loop inside one (a GEMM's
 /// epilogue, a kernel calling another) runs inline instead of waiting for
 /// the pool it is part of.
@@ -66,7 +81,7 @@ thread_local bool insideTask = false;
 class Pool {
 public:
   Pool() {
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    unsigned threads = usableCores();
     for (unsigned i = 1; i < threads; ++i)
       workers.emplace_back([this] { work(); });
   }
@@ -99,17 +114,29 @@ public:
     if (anyAsleep)
       wake.notify_all();
     drain(); // the caller works too
+    // Every claimed chunk has finished (or thrown) before `task` goes.
     if (!spinUntil([this] { return remaining.load() == 0; })) {
       std::unique_lock<std::mutex> lock(mutex);
       done.wait(lock, [this] { return remaining.load() == 0; });
     }
-    std::lock_guard<std::mutex> lock(mutex);
-    current = nullptr;
+    std::exception_ptr thrown;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      current = nullptr;
+      std::swap(thrown, failure);
+    }
+    if (thrown)
+      std::rethrow_exception(thrown); // on the caller, after the loop ends
   }
 
 private:
+  /// Runs chunks until none is left. A chunk that throws (bad_alloc) still
+  /// counts as done; the first exception goes to the caller of run().
   void drain() {
-    insideTask = true;
+    struct TaskScope {
+      TaskScope() { insideTask = true; }
+      ~TaskScope() { insideTask = false; }
+    } scope;
     while (true) {
       int64_t chunk;
       const std::function<void(int64_t)> *task;
@@ -120,13 +147,22 @@ private:
         chunk = next++;
         task = current;
       }
-      (*task)(chunk);
-      if (remaining.fetch_sub(1) == 1) {
+      int64_t finished = 1;
+      try {
+        (*task)(chunk);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!failure)
+          failure = std::current_exception();
+        // The rest of the loop is not worth running: its chunks are done.
+        finished += total - next;
+        next = total;
+      }
+      if (remaining.fetch_sub(finished) == finished) {
         std::lock_guard<std::mutex> lock(mutex);
         done.notify_all();
       }
     }
-    insideTask = false;
   }
 
   void work() {
@@ -160,6 +196,7 @@ private:
   int64_t next = 0, total = 0;
   std::atomic<int64_t> remaining{0};
   std::atomic<uint64_t> generation{0};
+  std::exception_ptr failure; // the first a chunk of this loop threw
   int sleepers = 0;
   bool stopping = false;
 };

@@ -159,8 +159,9 @@ void forEachElement(const std::vector<int64_t> &shape,
 /// result, row-major. Blocks run on any worker, concurrently.
 using BlockEpilogue = std::function<void(int64_t begin, int64_t end)>;
 
-/// One SGEMM, C = A * op(B), row-major: A is m x k (leading dimension lda),
-/// B is k x n, or n x k when `transB`, C is m x n (ldc).
+/// One SGEMM, C = A * op(B) (+ each row of C starting as `initialRow`, a
+/// linear's bias, where it is not null), row-major: A is m x k (leading
+/// dimension lda), B is k x n, or n x k when `transB`, C is m x n (ldc).
 struct Sgemm {
   int64_t m, n, k;
   const float *a;
@@ -170,6 +171,7 @@ struct Sgemm {
   bool transB;
   float *c;
   int64_t ldc;
+  const float *initialRow = nullptr;
 };
 
 /// Runs `gemm` split into blocks of rows (or of columns, where the rows are

@@ -39,8 +39,8 @@ template <int64_t Inner>
 void softmaxRow(const float *row, float *dst, int64_t size, int64_t inner,
                 bool log) {
   int64_t step = Inner ? Inner : inner;
-  float peaks[4] = {-std::numeric_limits<float>::infinity(), peaks[0],
-                    peaks[0], peaks[0]};
+  constexpr float kLow = -std::numeric_limits<float>::infinity();
+  float peaks[4] = {kLow, kLow, kLow, kLow};
   int64_t k = 0;
   for (; k + 4 <= size; k += 4)
     for (int lane = 0; lane < 4; ++lane)

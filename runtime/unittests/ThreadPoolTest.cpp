@@ -1,0 +1,104 @@
+//===- ThreadPoolTest.cpp - the worker pool and the split GEMM ------------===//
+//
+// Every index of a parallel loop runs exactly once; a loop inside a task runs
+// inline; an exception in a chunk reaches the caller and leaves the pool
+// whole; parallelSgemm's blocks give naive products (with a bias, too) and
+// hand each element to blockDone exactly once, split by rows or by columns.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ThreadPool.h"
+#include "cpu/CpuSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <vector>
+
+using namespace tandem::rt;
+
+namespace {
+
+TEST(ThreadPoolTest, EveryIndexRunsOnce) {
+  for (int64_t count : {1, 2, 7, 100, 4097, 100003}) {
+    std::vector<std::atomic<int>> hits(count);
+    parallelFor(count, 1000, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        hits[i]++;
+    });
+    for (int64_t i = 0; i < count; ++i)
+      ASSERT_EQ(hits[i].load(), 1) << "count " << count << " index " << i;
+  }
+}
+
+TEST(ThreadPoolTest, LoopsInsideATaskRunInline) {
+  std::atomic<int64_t> inner{0}, threadsInside{0};
+  parallelFor(8, 1 << 20, [&](int64_t begin, int64_t end) {
+    threadsInside = poolThreads();
+    for (int64_t i = begin; i < end; ++i)
+      parallelFor(1000, 1 << 20, [&](int64_t b, int64_t e) { inner += e - b; });
+  });
+  EXPECT_EQ(inner.load(), 8 * 1000);
+  EXPECT_EQ(threadsInside.load(), 1);
+}
+
+TEST(ThreadPoolTest, AnExceptionReachesTheCallerAndThePoolGoesOn) {
+  EXPECT_THROW(parallelFor(64, 1 << 20,
+                           [&](int64_t begin, int64_t) {
+                             if (begin >= 8)
+                               throw std::runtime_error("chunk failed");
+                           }),
+               std::runtime_error);
+  // Not left "inside a task": loops split again, and all of them run.
+  EXPECT_GE(poolThreads(), 1);
+  std::atomic<int64_t> covered{0};
+  parallelFor(1000, 1 << 20,
+              [&](int64_t begin, int64_t end) { covered += end - begin; });
+  EXPECT_EQ(covered.load(), 1000);
+}
+
+void checkSgemm(int64_t m, int64_t n, int64_t k, bool transB,
+                bool bias = false) {
+  std::vector<float> a(m * k), b(k * n), c(m * n, -1.0f), initial(n);
+  for (int64_t j = 0; j < n; ++j)
+    initial[j] = float(j % 9) - 4;
+  for (size_t i = 0; i < a.size(); ++i)
+    a[i] = float(int64_t(i * 7 % 13) - 6);
+  for (size_t i = 0; i < b.size(); ++i)
+    b[i] = float(int64_t(i * 5 % 11) - 5);
+  std::vector<std::atomic<int>> done(m * n);
+  cpu::parallelSgemm({m, n, k, a.data(), k, b.data(), transB ? k : n, transB,
+                      c.data(), n, bias ? initial.data() : nullptr},
+                     [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+                       for (int64_t r = r0; r < r1; ++r)
+                         for (int64_t j = c0; j < c1; ++j)
+                           done[r * n + j]++;
+                     });
+  for (int64_t r = 0; r < m; ++r)
+    for (int64_t j = 0; j < n; ++j) {
+      float want = bias ? initial[j] : 0; // small integers: exact
+      for (int64_t q = 0; q < k; ++q)
+        want += a[r * k + q] * (transB ? b[j * k + q] : b[q * n + j]);
+      ASSERT_EQ(c[r * n + j], want) << m << "x" << n << "x" << k << " at "
+                                    << r << "," << j;
+      ASSERT_EQ(done[r * n + j].load(), 1);
+    }
+}
+
+TEST(ThreadPoolTest, SplitSgemmMatchesTheNaiveProduct) {
+  // Rows (m large), columns (n >= 4m), k = 0 (zeros), one row, odd sizes.
+  for (bool transB : {false, true}) {
+    checkSgemm(300, 64, 33, transB);
+    checkSgemm(40, 700, 17, transB);
+    checkSgemm(37, 53, 0, transB);
+    checkSgemm(1, 129, 64, transB);
+    checkSgemm(129, 1, 64, transB);
+    // A linear's bias: every row of C starts as it.
+    checkSgemm(300, 64, 33, transB, /*bias=*/true);
+    checkSgemm(40, 700, 17, transB, /*bias=*/true);
+    checkSgemm(37, 53, 0, transB, /*bias=*/true);
+  }
+}
+
+} // namespace
