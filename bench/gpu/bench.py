@@ -61,8 +61,10 @@ the PyTorch CUDA rows say n/a; the streaming part runs its full-size
 executables twice each instead of 20 times, or its small ones under
 TANDEM_GPU_BENCH_SMOKE; the kernel cases are skipped with a message unless
 TANDEM_KERNEL_BENCH_BACKEND=sim), so the script itself is exercised
-anywhere. TANDEM_GPU_BENCH_PARTS=models, =streaming or =kernels (all three
-by default; a comma-separated list) prepares and runs those parts only.
+anywhere. The "tests" part (cuda_tests.py, first) runs the CUDA tests'
+scripts on the GPU machine with binaries compiled by `prepare`.
+TANDEM_GPU_BENCH_PARTS=tests, =models, =streaming or =kernels (all four by
+default; a comma-separated list) prepares and runs those parts only.
 streaming.py's docstring says how its part measures and what it reads.
 """
 import json
@@ -81,10 +83,12 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 sys.path.insert(0, os.path.join(ROOT, "test", "Frontend"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cuda_tests  # noqa: E402
 import kernels  # noqa: E402
 import streaming  # noqa: E402
 
-PARTS = os.environ.get("TANDEM_GPU_BENCH_PARTS", "models,streaming,kernels").split(",")
+PARTS = os.environ.get("TANDEM_GPU_BENCH_PARTS",
+                       "tests,models,streaming,kernels").split(",")
 ARCHIVE = "binaries.tar.xz"
 
 
@@ -133,6 +137,8 @@ def prepare(folder):
     import tandem
     from tandem.compiled import run_compiler
     os.makedirs(folder, exist_ok=True)
+    if "tests" in PARTS:
+        cuda_tests.prepare(folder)
     for name in MODELS if "models" in PARTS else ():
         model, args = build(name)
         prefix = os.path.join(folder, name)
@@ -307,6 +313,8 @@ def pinned_bandwidth():
 def run(folder, out):
     os.makedirs(out, exist_ok=True)
     unpack(folder)
+    if "tests" in PARTS:
+        cuda_tests.run(folder, out)  # OUT/cuda-tests.txt and .json
     if "models" in PARTS:
         run_models(folder, out)
     if "streaming" in PARTS:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The GPU benchmark: on a machine with a CUDA GPU, runs the CUDA tests and
-# measures Tandem all-gpu vs Tandem auto under a budget vs PyTorch eager CUDA
+# The GPU benchmark: on a machine with a CUDA GPU, runs the CUDA tests (the
+# op suite on CUDA, the generated kernels' numerics, tandem-calibrate's GPU
+# rates: cuda_tests.py, with binaries compiled here beforehand, since the GPU
+# machine has no LLVM) and measures Tandem all-gpu vs Tandem auto under a budget vs PyTorch eager CUDA
 # vs PyTorch with accelerate-style offload on the same models and budget,
 # and copy bandwidth against pinned cudaMemcpyAsync (bench.py says how);
 # then the streaming part (streaming.py): a GPT-style decoder (bench/schedule's
@@ -19,8 +21,8 @@
 # kernel family at a realistic size, its time, GB/s or TFLOP/s against the
 # H200's peaks and against PyTorch on the same GPU, and its result against
 # PyTorch's. Results go to OUT (results.md, results.json, cuda-tests.txt).
-# TANDEM_GPU_BENCH_PARTS=models, =streaming or =kernels (a comma-separated
-# list; all three by default) runs those parts only;
+# TANDEM_GPU_BENCH_PARTS=tests, =models, =streaming or =kernels (a
+# comma-separated list; all four by default) runs those parts only;
 # TANDEM_STREAMING_REPEAT (20) and TANDEM_STREAMING_TRIES (2) set the
 # streaming part's runs per process and processes per figure;
 # TANDEM_KERNEL_BENCH_ONLY=SUBSTRING some kernel cases; the kernel cases
@@ -48,16 +50,4 @@ export LD_LIBRARY_PATH="$prepared/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 torch_cuda_libs=$(python3 -c "import glob, os, torch; print(':'.join(sorted({os.path.dirname(p) for p in glob.glob(os.path.join(os.path.dirname(torch.__file__), '..', 'nvidia', '**', 'lib', '*.so*'), recursive=True)})))" 2>/dev/null || true)
 [ -n "$torch_cuda_libs" ] && export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$torch_cuda_libs"
 
-# The CUDA tests need the built tree's lit and tools; elsewhere say so.
-lit=/usr/lib/llvm-19/build/utils/lit/lit.py
-build=${TANDEM_BUILD_DIR:-build}
-if [ -x "$build/bin/tandem-compile" ] && [ -f "$lit" ]; then
-  python3 "$lit" -v "$build/test/E2E/ops-cuda.test" \
-    "$build/test/E2E/fused-numerics-cuda.test" \
-    "$build/test/Tools/tandem-calibrate-gpu.test" > "$out/cuda-tests.txt" 2>&1 || true
-  tail -5 "$out/cuda-tests.txt"
-else
-  echo "CUDA tests not run: no built tree here (they need tandem-compile and lit)" |
-    tee "$out/cuda-tests.txt"
-fi
 python3 bench/gpu/bench.py run "$prepared" "$out"

@@ -14,8 +14,9 @@ BACKEND (default sim) runs the GPU-placed ops: sim or cuda.
 prints the tandem ops the cases use, one per line (the unit test that checks
 every op has a kernel and a case reads it).
 """
-import re
+import concurrent.futures
 import math
+import re
 import os
 import subprocess
 import sys
@@ -765,6 +766,53 @@ def ops_used():
     return sorted(names)
 
 
+def check_case(index, compiler, work, backend):
+    """Compiles and runs case INDEX; returns (its report lines, failures)."""
+    name, mlir, inputs, reference, tol = CASES[index]
+    lines, failures = [], 0
+    directory = os.path.join(work, f"case{index}")
+    os.makedirs(directory, exist_ok=True)
+    model = os.path.join(directory, "model.mlir")
+    with open(model, "w") as f:
+        f.write(mlir)
+    with np.errstate(all="ignore"):  # NaN and inf are expected here
+        expected = np.asarray(reference(*inputs))
+    # On a real GPU only the GPU-placed model is new (ops.test runs both).
+    strategies = ("all-gpu",) if backend == "cuda" else ("all-cpu", "all-gpu")
+    for strategy in strategies:
+        binary = os.path.join(directory, strategy)
+        compiled = subprocess.run(
+            [compiler, model, f"--strategy={strategy}", "-o", binary],
+            capture_output=True, text=True)
+        if compiled.returncode != 0:
+            lines.append(f"{name} [{strategy}]: FAILED to compile\n{compiled.stderr}")
+            failures += 1
+            continue
+        try:
+            outputs, _ = tandem_e2e.run(binary, inputs, {},
+                                        os.path.join(directory, strategy + ".run"),
+                                        ["--device-backend", backend])
+        except SystemExit as failed:  # the binary failed: say so, go on
+            lines.append(f"{name} [{strategy}]: FAILED to run\n{failed}")
+            failures += 1
+            continue
+        actual = outputs[0]
+        want = expected.astype(actual.dtype) if actual.dtype != expected.dtype and expected.dtype != np.float64 else expected
+        if actual.dtype == np.bool_ or np.issubdtype(actual.dtype, np.integer):
+            ok = actual.shape == expected.shape and np.array_equal(actual, expected)
+        else:
+            rtol = max(tol, 1e-7)
+            ok = actual.shape == expected.shape and np.allclose(
+                actual.astype(np.float64), expected.astype(np.float64),
+                rtol=rtol, atol=rtol, equal_nan=True)
+        failures += not ok
+        if not ok:
+            lines.append(f"{name} [{strategy}]: FAILED\n got {actual}\n want {want}")
+        else:
+            lines.append(f"{name} [{strategy}]: ok")
+    return lines, failures
+
+
 def main():
     if sys.argv[1:] == ["--list-ops"]:
         print("\n".join(ops_used()))
@@ -772,43 +820,16 @@ def main():
     compiler, work = sys.argv[1], sys.argv[2]
     only = sys.argv[3] if len(sys.argv) > 3 else ""
     backend = sys.argv[4] if len(sys.argv) > 4 else "sim"
+    # Cases run side by side (compiles and runs are processes); the report
+    # keeps the cases' order. TANDEM_TEST_JOBS sets how many at once.
+    jobs = int(os.environ.get("TANDEM_TEST_JOBS", "2"))
+    chosen = [k for k, case_ in enumerate(CASES) if only in case_[0]]
     failures = 0
-    for index, (name, mlir, inputs, reference, tol) in enumerate(CASES):
-        if only not in name:
-            continue
-        directory = os.path.join(work, f"case{index}")
-        os.makedirs(directory, exist_ok=True)
-        model = os.path.join(directory, "model.mlir")
-        with open(model, "w") as f:
-            f.write(mlir)
-        with np.errstate(all="ignore"):  # NaN and inf are expected here
-            expected = np.asarray(reference(*inputs))
-        for strategy in ("all-cpu", "all-gpu"):
-            binary = os.path.join(directory, strategy)
-            compiled = subprocess.run(
-                [compiler, model, f"--strategy={strategy}", "-o", binary],
-                capture_output=True, text=True)
-            if compiled.returncode != 0:
-                print(f"{name} [{strategy}]: FAILED to compile\n{compiled.stderr}")
-                failures += 1
-                continue
-            outputs, _ = tandem_e2e.run(binary, inputs, {},
-                                        os.path.join(directory, strategy + ".run"),
-                                        ["--device-backend", backend])
-            actual = outputs[0]
-            want = expected.astype(actual.dtype) if actual.dtype != expected.dtype and expected.dtype != np.float64 else expected
-            if actual.dtype == np.bool_ or np.issubdtype(actual.dtype, np.integer):
-                ok = actual.shape == expected.shape and np.array_equal(actual, expected)
-            else:
-                rtol = max(tol, 1e-7)
-                ok = actual.shape == expected.shape and np.allclose(
-                    actual.astype(np.float64), expected.astype(np.float64),
-                    rtol=rtol, atol=rtol, equal_nan=True)
-            failures += not ok
-            if not ok:
-                print(f"{name} [{strategy}]: FAILED\n got {actual}\n want {want}")
-            else:
-                print(f"{name} [{strategy}]: ok")
+    with concurrent.futures.ThreadPoolExecutor(max(1, jobs)) as pool:
+        for lines, failed in pool.map(
+                lambda k: check_case(k, compiler, work, backend), chosen):
+            print("\n".join(lines), flush=True)
+            failures += failed
     print(f"{len(CASES)} cases, {failures} failures")
     return 1 if failures else 0
 
