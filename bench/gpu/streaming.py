@@ -38,11 +38,11 @@ prepare DIR  (the built tree; bench.py calls it) writes DIR/streaming:
 
 run DIR OUT  (the GPU machine; bench.py calls it after the models part):
   each executable runs with --device-backend cuda --random-weights 1
-  --random-inputs 1. A run's time is wall clock: the process time of
-  --repeat N minus that of --repeat 1, over N - 1 (the first run, its CUDA
-  graph capture, the weights' upload and the process start cancel), the
-  best of TANDEM_STREAMING_TRIES (2) processes of each; N is
-  TANDEM_STREAMING_REPEAT (20). Modes: default (the schedule's streams,
+  --random-inputs 1. A run's time is wall clock as the executable measures
+  it (--timing: each run waited for to its end): the median of runs 2 to N
+  (the first uploads the weights, makes the libraries' handles and captures
+  the CUDA graph), the best of TANDEM_STREAMING_TRIES (2) processes of
+  each; N is TANDEM_STREAMING_REPEAT (20). Modes: default (the schedule's streams,
   events and CUDA graphs), --no-cuda-graph, --serial (one op at a time on
   one stream: what synchronous streaming gives); the unlimited executable;
   the compiled baseline with --serial. Then one --profile-json run per
@@ -465,27 +465,30 @@ def wall(command, env):
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         raise RuntimeError((done.stderr.strip() or f"exit status {done.returncode}")[-500:])
-    return seconds, done.stderr.strip()
+    return seconds, done.stderr.strip(), done.stdout
 
 
 def per_run_us(binary, backend, flags, runs, tries, env):
-    """Wall clock per run: (best time of --repeat N - best of --repeat 1) /
-    (N - 1), best of `tries` processes each."""
-    base = [binary, "--device-backend", backend, "--random-weights", "1",
-            "--random-inputs", "1"] + flags
-    many, one, notes = [], [], set()
+    """Wall clock per run, measured by the executable itself (--timing:
+    each run to its end, the first one left out: it uploads the weights,
+    makes the libraries' handles and captures the CUDA graph): the median
+    of the later runs, the best of `tries` processes."""
+    command = [binary, "--device-backend", backend, "--random-weights", "1",
+               "--random-inputs", "1", "--timing", "--repeat", str(runs)] + flags
+    medians, minima, notes = [], [], set()
     try:
         for _ in range(tries):
-            for count, into in ((runs, many), (1, one)):
-                seconds, note = wall(base + ["--repeat", str(count)], env)
-                into.append(seconds)
-                if note:
-                    notes.add(note[-300:])
+            _, note, stdout = wall(command, env)
+            match = re.search(r"median ([0-9.]+) us, min ([0-9.]+) us", stdout)
+            if not match:
+                return {"error": f"no timing line in the output: {stdout[-300:]}"}
+            medians.append(float(match.group(1)))
+            minima.append(float(match.group(2)))
+            if note:
+                notes.add(note[-300:])
     except RuntimeError as error:
         return {"error": str(error)}
-    return {"us": (min(many) - min(one)) / (runs - 1) * 1e6,
-            "process_s": {"repeat_n": min(many), "repeat_1": min(one)},
-            "notes": sorted(notes)}
+    return {"us": min(medians), "min_us": min(minima), "notes": sorted(notes)}
 
 
 def profiled(binary, backend, runs, env, scratch):
@@ -536,7 +539,7 @@ def run_check(torch, folder, entry, backend, env, scratch):
     np.save(os.path.join(scratch, "x.npy"), x.numpy())
     outputs = os.path.join(scratch, "check-out")
     try:
-        _, note = wall([os.path.join(folder, WHERE, entry["binary"]), "--device-backend",
+        _, note, _ = wall([os.path.join(folder, WHERE, entry["binary"]), "--device-backend",
                         backend, "--weights", st, "--input",
                         os.path.join(scratch, "x.npy"), "--output-dir", outputs,
                         "--repeat", "2"], env)
@@ -734,8 +737,8 @@ def table(section):
         f"Backend: {section['backend']}"
         + (" (no GPU: the executables ran on the sim backend, the timings mean nothing)"
            if section["backend"] != "cuda" else f" ({section['gpu']})")
-        + f". A run's time: wall clock, (process time of --repeat {section['repeat']} "
-        f"- that of --repeat 1) / {section['repeat'] - 1}, best of {section['tries']} "
+        + f". A run's time: wall clock as the executable measures it (--timing), the "
+        f"median of runs 2 to {section['repeat']}, best of {section['tries']} "
         f"process{'es' if section['tries'] != 1 else ''} each. tandem: the default run (streams, events, CUDA graphs); "
         "no-graph: --no-cuda-graph; serial: --serial (one op at a time, one stream); "
         "baseline: the accelerate-style placement compiled (every op on the GPU, "

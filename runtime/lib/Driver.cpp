@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -45,9 +46,31 @@ void usage(const char *program) {
       "  [--gpu-memory BYTES] [--repeat N] [--profile] [--profile-json FILE]\n"
       "  [--trace FILE] [--list-devices] [--allow-tf32] [--serial]\n"
       "  [--sim-jitter SEED] [--sim-timing profile] [--sim-time-scale X]\n"
-      "  [--no-cuda-graph]\n"
+      "  [--no-cuda-graph] [--timing]\n"
       "(a flag's value may also follow it after '=': --sim-timing=profile)\n",
       program);
+}
+
+/// --timing's line: the first run, and the later ones' mean, median and
+/// least (wall clock, each run waited for to the end).
+void printRunTimes(std::vector<double> seconds) {
+  double first = seconds.front() * 1e6;
+  seconds.erase(seconds.begin());
+  if (seconds.empty()) {
+    std::printf("timing: 1 run, %.1f us\n", first);
+    return;
+  }
+  double sum = 0;
+  for (double s : seconds)
+    sum += s;
+  std::sort(seconds.begin(), seconds.end());
+  size_t half = seconds.size() / 2;
+  double median = seconds.size() % 2 ? seconds[half]
+                                     : (seconds[half - 1] + seconds[half]) / 2;
+  std::printf("timing: %zu runs, first %.1f us; later runs: mean %.1f us, "
+              "median %.1f us, min %.1f us\n",
+              seconds.size() + 1, first, sum / double(seconds.size()) * 1e6,
+              median * 1e6, seconds.front() * 1e6);
 }
 
 bool parseUnsigned(const char *text, uint64_t &value) {
@@ -155,6 +178,8 @@ Options parseOptions(int argc, char **argv) {
       options.serial = true;
     } else if (flag == "--no-cuda-graph") {
       options.cudaGraph = false;
+    } else if (flag == "--timing") {
+      options.timing = true;
     } else if (flag == "--allow-tf32") {
       options.allowTf32 = true;
     } else if (flag == "--list-devices") {
@@ -166,7 +191,7 @@ Options parseOptions(int argc, char **argv) {
       fatal("unknown flag '" + flag + "' (see --help)");
     }
     if (attached && (flag == "--profile" || flag == "--serial" ||
-                     flag == "--no-cuda-graph" ||
+                     flag == "--no-cuda-graph" || flag == "--timing" ||
                      flag == "--allow-tf32" || flag == "--list-devices"))
       fatal(flag + " takes no value, got '" + *attached + "'");
   }
@@ -343,11 +368,16 @@ int runMain(int argc, char **argv, const int64_t *image, const char *strings,
 
   double start = now();
   rt.origin = start;
+  std::vector<double> runSeconds;
   for (int64_t i = 0; i < rt.options.repeat; ++i) {
+    double runStart = now();
     run(&rt);
     finishRun(rt);
+    runSeconds.push_back(now() - runStart);
   }
   double total = now() - start;
+  if (rt.options.timing && rt.failure.empty())
+    printRunTimes(runSeconds);
   if (!rt.failure.empty())
     fatal(rt.failure);
   if (std::string failed = writeOutputs(rt); !failed.empty())

@@ -70,6 +70,10 @@ struct Options {
   // A scheduled run on CUDA with no CPU op is captured once as a CUDA graph
   // and replayed (--no-cuda-graph: each op enqueued every run).
   bool cudaGraph = true;
+  // --timing: print each run's wall-clock time summary (the first run apart:
+  // it makes the libraries' handles and a CUDA graph) without the per-op
+  // waits that --profile adds.
+  bool timing = false;
 };
 
 class QueueExecutor;

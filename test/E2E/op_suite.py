@@ -225,6 +225,17 @@ case("layer_norm", [t, f32(4, 5), f32(4, 5)],
      "tensor<2x4x5xf32>",
      lambda v, g, b: (v - v.mean((1, 2), keepdims=True)) / np.sqrt(v.var((1, 2), keepdims=True) + 1e-5) * g + b,
      tol=1e-4)
+# Values whose squares overflow f32: the statistics must not (rows of 100,
+# a block per row on the GPU; rows of 10, a thread per row).
+for cols in (100, 10):
+    case(f"layer_norm of values near 1e30, rows of {cols}",
+         [f32(3, cols) * np.float32(1e30), f32(cols), f32(cols)],
+         f"  %r = tandem.layer_norm %a0, %a1, %a2 {{axis = 1 : i64}} : (tensor<3x{cols}xf32>, "
+         f"tensor<{cols}xf32>, tensor<{cols}xf32>) -> tensor<3x{cols}xf32>",
+         f"tensor<3x{cols}xf32>",
+         lambda v, g, b: ((v.astype(np.float64) - v.astype(np.float64).mean(1, keepdims=True))
+                          / v.astype(np.float64).std(1, keepdims=True) * g + b).astype(np.float32),
+         tol=1e-4)
 case("l2_normalize", [t], "  %r = tandem.l2_normalize %a0 {axis = 2 : i64} : tensor<2x4x5xf32>",
      "tensor<2x4x5xf32>",
      lambda v: v / np.maximum(np.sqrt((v * v).sum(2, keepdims=True)), 1e-12))
@@ -534,6 +545,19 @@ with np.errstate(all="ignore"):
     for op, fn in [("reduce_max", np.max), ("reduce_min", np.min)]:
         long_case(f"{op} of long rows with NaN", nan_rows, op, [1], (3,),
                   lambda v, fn=fn: fn(v, axis=1))
+# Rows long enough that the GPU splits each over several blocks (the
+# partial results then combine across blocks): ties and NaN in different
+# blocks' shares.
+split_rows = f32(3, 70000)
+split_rows[0, 30000] = split_rows[0, 60000] = 50
+split_rows[1, 20000] = split_rows[1, 65000] = nan
+split_rows[2, 69999] = 60
+case("argmax of rows of 70000 with ties and NaN", [split_rows],
+     "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<3x70000xf32> -> tensor<3xi64>",
+     "tensor<3xi64>", lambda v: np.array([30000, 20000, 69999], np.int64))
+with np.errstate(all="ignore"):
+    long_case("reduce_max of rows of 70000 with NaN", split_rows, "reduce_max", [1],
+              (3,), lambda v: v.max(1))
 case("argmax of long rows with NaN", [nan_rows],
      "  %r = tandem.argmax %a0 {axis = 1 : i64} : tensor<3x1000xf32> -> tensor<3xi64>",
      "tensor<3xi64>", lambda v: np.array([500, 40, 999], np.int64))

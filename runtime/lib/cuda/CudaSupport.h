@@ -68,6 +68,8 @@ constexpr size_t kStagingChunk = size_t(16) << 20;
 /// may ask for tens of MiB), cuDNN's handle and the kernels' launches (a
 /// convolution's workspace is in the arena: the memory plan sizes it).
 constexpr int64_t kWorkspaceHeadroom = int64_t(256) << 20;
+/// Device::reduceScratch's size: room for thousands of partial results.
+constexpr int64_t kReduceScratchBytes = int64_t(256) << 10;
 
 /// Makes GPU 0 current for the calling thread while it lives, and restores
 /// the thread's device after: a host program may have made another GPU
@@ -172,6 +174,10 @@ struct Device {
   // index, a division by zero), ~0 for none. Kernels lower it with
   // atomicMin, so the position reported is the first, as on the CPU.
   unsigned long long *errorAt = nullptr;
+  // A reduction split over several blocks per result element keeps its
+  // blocks' partial results here between its two kernels (Reduce.cu);
+  // allocated with the backend, so that no run (or graph capture) allocates.
+  void *reduceScratch = nullptr;
   // The model's generated GPU kernels (loadGeneratedKernels), by index;
   // null for a group not on the GPU.
   cudaLibrary_t generated = nullptr;

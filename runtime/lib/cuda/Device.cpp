@@ -394,6 +394,8 @@ static bool startBackend(Device &state, int64_t arenaBytes,
              "creating the device-to-host stream", error) ||
       !check(cudaMalloc(&state.errorAt, sizeof(*state.errorAt)), "cudaMalloc",
              error) ||
+      !check(cudaMalloc(&state.reduceScratch, kReduceScratchBytes), "cudaMalloc",
+             error) ||
       !loadCublas(error) || !checkBlas(cublasApi.create(&state.blas), error) ||
       !checkBlas(cublasApi.setStream(state.blas, state.stream), error))
     return false;
@@ -448,6 +450,7 @@ void cuda::stop(Device *device) {
     cudaLibraryUnload(state.generated);
   cudaFree(state.arena);
   cudaFree(state.errorAt);
+  cudaFree(state.reduceScratch);
   for (cudaStream_t stream : {state.stream, state.h2dStream, state.d2hStream})
     if (stream)
       cudaStreamDestroy(stream);

@@ -5,8 +5,8 @@
 // its rows are few) and layer_norm over the trailing dimensions, a block per
 // row (warp shuffles, CudaSupport.cuh's blockReduce) for rows of 64 or more;
 // shorter rows, softmax along another axis over many rows and l2_normalize,
-// a thread per row. f32, f16 and bf16 compute in f32 (l2_normalize in
-// double).
+// a thread per row. f32, f16 and bf16 compute in f32; the statistics of
+// l2_normalize and layer_norm are in double, as on the CPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -135,50 +135,55 @@ __global__ void l2NormalizeRowsKernel(int64_t rows, int64_t size, int64_t inner,
 }
 
 /// Layer norm of rows at least two warps long: a block per row, as
-/// softmaxRowsKernel, with the same statistics as layerNormKernel (f32 mean,
-/// then the f32 mean of squared deviations).
+/// softmaxRowsKernel, with the CPU's statistics (the mean, then the mean of
+/// squared deviations, both in double: in f32 the squares of values near
+/// 1e20 would overflow and the row would come out as beta) and its
+/// per-element pass in f32.
 template <typename T>
 __global__ void layerNormRowsKernel(int64_t rows, int64_t cols, double epsilon,
                                     const T *x, const T *gamma, const T *beta,
                                     T *out) {
-  __shared__ float shared[32];
+  __shared__ double shared[32];
   for (int64_t r = blockIdx.x; r < rows; r += gridDim.x) {
     const T *row = x + r * cols;
-    float sum = 0;
+    double sum = 0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
       sum += toFloat(row[c]);
-    float mean = blockReduce(sum, shared, SumOf()) / float(cols);
-    float squares = 0;
+    double mean = blockReduce(sum, shared, SumOf()) / double(cols);
+    double squares = 0;
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
-      float d = toFloat(row[c]) - mean;
+      double d = toFloat(row[c]) - mean;
       squares += d * d;
     }
-    float var = blockReduce(squares, shared, SumOf()) / float(cols);
-    float scale = rsqrtf(var + float(epsilon));
+    double var = blockReduce(squares, shared, SumOf()) / double(cols);
+    float center = float(mean), scale = float(1.0 / sqrt(var + epsilon));
     for (int64_t c = threadIdx.x; c < cols; c += blockDim.x)
-      out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - mean) * scale *
+      out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - center) * scale *
                                            toFloat(gamma[c]) +
                                        toFloat(beta[c]));
   }
 }
 
+/// Layer norm of short rows, a thread per row; statistics as
+/// layerNormRowsKernel's.
 template <typename T>
 __global__ void layerNormKernel(int64_t rows, int64_t cols, double epsilon,
                                 const T *x, const T *gamma, const T *beta,
                                 T *out) {
   GRID_LOOP(r, rows) {
     const T *row = x + r * cols;
-    float mean = 0, var = 0;
+    double mean = 0, var = 0;
     for (int64_t c = 0; c < cols; ++c)
       mean += toFloat(row[c]);
-    mean /= float(cols);
+    mean /= double(cols);
     for (int64_t c = 0; c < cols; ++c) {
-      float d = toFloat(row[c]) - mean;
+      double d = toFloat(row[c]) - mean;
       var += d * d;
     }
-    float scale = rsqrtf(var / float(cols) + float(epsilon));
+    float center = float(mean),
+          scale = float(1.0 / sqrt(var / double(cols) + epsilon));
     for (int64_t c = 0; c < cols; ++c)
-      out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - mean) * scale *
+      out[r * cols + c] = fromFloat<T>((toFloat(row[c]) - center) * scale *
                                            toFloat(gamma[c]) +
                                        toFloat(beta[c]));
   }

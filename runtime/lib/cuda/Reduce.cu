@@ -261,6 +261,41 @@ __global__ void __launch_bounds__(1024)
   }
 }
 
+/// Stage one of a reduction split over blocks (few result elements, each
+/// of very many reduced elements, which one block apiece would fold with
+/// most of the GPU idle): block (part, o) folds result element o's reduced
+/// elements from part * blockDim.x + threadIdx.x on, every gridDim.x *
+/// blockDim.x-th, into partials[o * gridDim.x + part].
+template <typename T, Fold F>
+__global__ void __launch_bounds__(1024)
+    reducePartsKernel(ReduceArgs a, const T *x, State<T, F> *partials) {
+  using S = State<T, F>;
+  __shared__ S warps[32];
+  int64_t o = blockIdx.y, parts = gridDim.x;
+  S s = foldShare<T, F>(a, x, o, int64_t(blockIdx.x) * blockDim.x + threadIdx.x,
+                        parts * blockDim.x);
+  s = blockReduce(s, warps, Combine<T, F>());
+  if (threadIdx.x == 0)
+    partials[o * parts + blockIdx.x] = s;
+}
+
+/// Stage two: a block per result element combines its parts (in the order
+/// blockReduce fixes, so the result depends on the launch's shape only).
+template <typename T, Fold F>
+__global__ void __launch_bounds__(1024)
+    combinePartsKernel(ReduceArgs a, const State<T, F> *partials, int64_t parts,
+                       void *out) {
+  using S = State<T, F>;
+  __shared__ S warps[32];
+  int64_t o = blockIdx.x;
+  S s = emptyState<T, F>();
+  for (int64_t p = threadIdx.x; p < parts; p += blockDim.x)
+    s = Combine<T, F>()(s, partials[o * parts + p]);
+  s = blockReduce(s, warps, Combine<T, F>());
+  if (threadIdx.x == 0)
+    store<T, F>(a, s, out, o);
+}
+
 //===----------------------------------------------------------------------===//
 // Launches
 //===----------------------------------------------------------------------===//
@@ -295,9 +330,18 @@ constexpr int64_t kAcrossMinOutputs = 1024;
 /// most 32 rows): 65536 is 256 blocks of 256.
 constexpr int64_t kAcrossThreads = 65536;
 
+/// Reductions of at most this many result elements, each of at least
+/// kSplitMinPerPart * 2 elements, are split over blocks (reducePartsKernel):
+/// about kSplitBlocks blocks in all (8 per SM of an H100 or H200), each
+/// folding at least kSplitMinPerPart elements (32 per thread).
+constexpr int64_t kSplitMaxOutputs = 256, kSplitBlocks = 1024,
+                  kSplitMinPerPart = 8192;
+
 /// How a reduction is launched: which kernel, and its grid and block.
 struct ReducePlan {
   bool along = false; // reduceAlongKernel, else reduceAcrossKernel
+  int64_t parts = 0;  // > 0: reducePartsKernel over this many blocks per
+                      // result element, then combinePartsKernel
   dim3 grid, block;
 };
 
@@ -305,12 +349,21 @@ unsigned gridFor(int64_t blocks) {
   return unsigned(std::clamp<int64_t>(blocks, 1, kMaxBlocks));
 }
 
-ReducePlan planReduce(const ReduceArgs &a) {
+ReducePlan planReduce(const ReduceArgs &a, bool split = true) {
   ReducePlan plan;
   int64_t outputs = a.outputs, per = a.perOutput;
   bool contiguous = a.reducedRank > 0 && a.reducedStrides[a.reducedRank - 1] == 1;
   if (per >= kMinCooperative && (contiguous || outputs < kAcrossMinOutputs)) {
     plan.along = true;
+    int64_t parts = outputs > 0 ? std::min((kSplitBlocks + outputs - 1) / outputs,
+                                           per / kSplitMinPerPart)
+                                : 0;
+    if (split && outputs <= kSplitMaxOutputs && parts >= 2) {
+      plan.parts = parts;
+      plan.block = dim3(unsigned(kThreadsPerBlock), 1);
+      plan.grid = dim3(unsigned(parts), unsigned(outputs));
+      return plan;
+    }
     if (per >= kBlockPerOutput || outputs < kFewOutputs) {
       int threads = outputs <= kFewBigOutputs && per >= kHugeReduction ? 1024 : 256;
       plan.block = dim3(unsigned(threads), 1);
@@ -377,9 +430,14 @@ template <typename T, Fold F> size_t acrossSharedBytes(const ReducePlan &plan) {
 
 template <typename T, Fold F>
 void launchFold(const ReduceArgs &a, const ReducePlan &plan,
-                cudaStream_t stream, const void *x, void *out) {
+                cudaStream_t stream, void *scratch, const void *x, void *out) {
   const T *in = static_cast<const T *>(x);
-  if (plan.along)
+  if (plan.parts > 0) {
+    auto *partials = static_cast<State<T, F> *>(scratch);
+    reducePartsKernel<T, F><<<plan.grid, plan.block, 0, stream>>>(a, in, partials);
+    combinePartsKernel<T, F><<<dim3(unsigned(a.outputs)), plan.block, 0, stream>>>(
+        a, partials, plan.parts, out);
+  } else if (plan.along)
     reduceAlongKernel<T, F><<<plan.grid, plan.block, 0, stream>>>(a, in, out);
   else
     reduceAcrossKernel<T, F><<<plan.grid, plan.block, acrossSharedBytes<T, F>(plan), stream>>>(
@@ -401,13 +459,23 @@ bool launchReduce(const KernelCall &call, DType dtype, Fold fold,
                   const ReduceArgs &a) {
   ReducePlan plan = planReduce(a);
   const void *x = call.ops[0].data;
-  void *out = call.out.data;
+  void *out = call.out.data, *scratch = call.device.reduceScratch;
   return withNumeric(dtype, [&](auto t) {
     using T = decltype(t);
+    // The partials must fit the scratch: fewer, longer parts where not.
+    int64_t most = plan.parts > 0 ? kReduceScratchBytes /
+                                        int64_t(sizeof(State<T, Fold::Max>) * a.outputs)
+                                  : 0;
+    if (plan.parts > most) {
+      plan.parts = most;
+      plan.grid.x = unsigned(most);
+      if (most < 2)
+        plan = planReduce(a, /*split=*/false);
+    }
     switch (fold) {
-    case Fold::Sum: launchFold<T, Fold::Sum>(a, plan, call.stream(), x, out); break;
-    case Fold::Max: launchFold<T, Fold::Max>(a, plan, call.stream(), x, out); break;
-    case Fold::Min: launchFold<T, Fold::Min>(a, plan, call.stream(), x, out); break;
+    case Fold::Sum: launchFold<T, Fold::Sum>(a, plan, call.stream(), scratch, x, out); break;
+    case Fold::Max: launchFold<T, Fold::Max>(a, plan, call.stream(), scratch, x, out); break;
+    case Fold::Min: launchFold<T, Fold::Min>(a, plan, call.stream(), scratch, x, out); break;
     }
   });
 }
