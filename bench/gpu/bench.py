@@ -24,7 +24,11 @@ machine needs no LLVM:
                 binaries: DIR stays small enough to carry to a GPU machine
                 (about 10 MB instead of about 430 MB).
   run DIR OUT   (on the GPU machine; needs torch with CUDA): runs both
-                binaries (--device-backend cuda), PyTorch eager on CUDA,
+                binaries (--device-backend cuda; timed by --timing, the
+                median of the runs after the first; one --profile-json
+                process more for the copies), PyTorch eager on CUDA (inputs
+                already there, and with the inputs copied in and the result
+                out, as the binaries do),
                 PyTorch with accelerate-style offload (weights on the host,
                 each module's moved to the GPU before it runs and dropped
                 after) under the same budget, and measures host-to-device
@@ -70,6 +74,7 @@ streaming.py's docstring says how its part measures and what it reads.
 import json
 import lzma
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -239,20 +244,34 @@ def unpack(folder):
 
 
 def run_binary(binary, runs):
+    """A run's wall clock as the binary measures it (--timing: the median of
+    runs 2 to RUNS, each to its end, no per-op waits, so a CUDA graph
+    replays), then one --profile-json process of two runs for the copies
+    (bytes per run; bandwidth from the copies' own times)."""
     # Random weights and inputs: timings do not depend on the values, and the
     # prepared folder stays small enough to carry to a GPU machine.
-    command = [binary, "--random-weights", "1", "--random-inputs", "2",
-               "--repeat", str(runs), "--device-backend", "auto",
-               "--profile-json", f"{binary}.profile.json"]
-    done = subprocess.run(command, capture_output=True, text=True)
+    base = [binary, "--random-weights", "1", "--random-inputs", "2",
+            "--device-backend", "auto"]
+    timed = subprocess.run(base + ["--repeat", str(runs), "--timing"],
+                           capture_output=True, text=True)
+    if timed.returncode != 0:
+        return {"error": timed.stderr.strip()[-500:]}
+    match = re.search(r"median ([0-9.]+) us", timed.stdout)
+    if not match:
+        return {"error": f"no timing line: {timed.stdout[-300:]}"}
+    done = subprocess.run(base + ["--repeat", "2", "--profile-json",
+                                  f"{binary}.profile.json"],
+                          capture_output=True, text=True)
     if done.returncode != 0:
         return {"error": done.stderr.strip()[-500:]}
     with open(f"{binary}.profile.json") as f:
         profile = json.load(f)
-    copies = profile["copies"]
-    return {"us": profile["total_us"] / profile["runs"],
-            "h2d_bytes": copies["h2d_bytes"], "d2h_bytes": copies["d2h_bytes"],
-            "copy_us": copies["total_us"], "backend_note": done.stderr.strip()}
+    copies, runs_profiled = profile["copies"], profile["runs"]
+    return {"us": float(match.group(1)),
+            "h2d_bytes": copies["h2d_bytes"] // runs_profiled,
+            "d2h_bytes": copies["d2h_bytes"] // runs_profiled,
+            "copy_us": copies["total_us"] / runs_profiled,
+            "backend_note": timed.stderr.strip()}
 
 
 def cuda_time(function, runs):
@@ -283,7 +302,7 @@ def offloaded(model):
 
 def torch_rows(name, runs):
     if not torch.cuda.is_available():
-        return {"eager_us": None, "offload_us": None}
+        return {"eager_us": None, "eager_io_us": None, "offload_us": None}
     model, args = build(name)
     rows = {}
     with torch.inference_mode():
@@ -291,8 +310,12 @@ def torch_rows(name, runs):
         try:
             eager = model.cuda()
             rows["eager_us"] = cuda_time(lambda: eager(*gpu_args), runs)
+            # What the compiled binary does per run: inputs in from the host,
+            # results back to it.
+            rows["eager_io_us"] = cuda_time(
+                lambda: eager(*[a.cuda() for a in args]).cpu(), runs)
         except torch.cuda.OutOfMemoryError:
-            rows["eager_us"] = "OOM"
+            rows["eager_us"] = rows["eager_io_us"] = "OOM"
         model, _ = build(name)
         for p in model.parameters():
             p.data = p.data.pin_memory()
@@ -351,11 +374,13 @@ def write_table(results, path):
         return value if isinstance(value, str) else f"{value:.0f}"
     lines = [f"GPU: {results['gpu'] or 'none (binaries on the sim backend)'}", "",
              "| model | budget MiB | tandem all-gpu us | tandem auto us | torch eager us "
-             "| torch offload us |", "|---|---|---|---|---|---|"]
+             "| torch eager + copies us | torch offload us |",
+             "|---|---|---|---|---|---|---|"]
     for name, row in results["models"].items():
         lines.append(f"| {name} | {row['budget_bytes'] / 2**20:.0f} | "
                      f"{cell(row['all_gpu'])} | {cell(row['auto'])} | "
-                     f"{cell(row['eager_us'])} | {cell(row['offload_us'])} |")
+                     f"{cell(row['eager_us'])} | {cell(row.get('eager_io_us'))} | "
+                     f"{cell(row['offload_us'])} |")
     bandwidth = results["pinned_h2d_gbps_torch"]
     lines += ["", f"PyTorch pinned non_blocking H2D: "
               f"{bandwidth:.1f} GB/s" if bandwidth else "PyTorch pinned H2D: n/a"]
@@ -363,7 +388,7 @@ def write_table(results, path):
         auto = row["auto"]
         if "copy_us" in auto and auto["copy_us"] > 0:
             moved = auto["h2d_bytes"] + auto["d2h_bytes"]
-            lines.append(f"tandem copies in {name} (auto): {moved / 2**20:.1f} MiB in "
+            lines.append(f"tandem copies in {name} (auto): {moved / 2**20:.1f} MiB per run in "
                          f"{auto['copy_us']:.0f} us = {moved / auto['copy_us'] / 1e3:.1f} GB/s")
     with open(path, "w") as f:
         f.write("\n".join(lines) + "\n")
