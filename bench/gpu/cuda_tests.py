@@ -23,6 +23,8 @@ compiler that hands back binaries compiled beforehand.
                without them), `tandem-calibrate --quick`, whose profile
                must show the GPU's rates.
 
+TANDEM_CUDA_TESTS_ONLY=SUBSTRING runs the scripts whose names hold it.
+
 As a compiler (argv: MODEL [FLAGS] -o BINARY), the mode and folder come from
 TANDEM_CUDA_TESTS_MODE (record|replay) and TANDEM_CUDA_TESTS_DIR, and record
 mode's compiler from TANDEM_COMPILE.
@@ -99,7 +101,8 @@ def scripts():
     checks this file itself) the op suite's layer_norm cases only."""
     if os.environ.get("TANDEM_GPU_BENCH_SMOKE"):
         return [("ops-cuda", "test/E2E/op_suite.py", ["layer_norm", "{backend}"])]
-    return SCRIPTS
+    only = os.environ.get("TANDEM_CUDA_TESTS_ONLY", "")  # a name's substring
+    return [entry for entry in SCRIPTS if only in entry[0]]
 
 
 def run_scripts(folder, work, backend, mode, log, on_sim=False):

@@ -64,6 +64,23 @@ for op, fn in [("add", np.add), ("sub", np.subtract), ("mul", np.multiply),
     case(op, [col, row],
          f"  %r = tandem.{op} %a0, %a1 : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x3xf32>",
          "tensor<4x3xf32>", lambda a, b, fn=fn: fn(a, b))
+# Rows a multiple of 4 long: the GPU's f32 kernels go 4 elements a thread,
+# with the other operand dense, a row, a column or a scalar broadcast (and
+# NaN, infinities and -0 among the values).
+quads = f32(6, 16)
+quads[0, :4] = [np.nan, np.inf, -np.inf, -0.0]
+for op, fn, other, other_ty in [
+        ("add", np.add, f32(6, 16), "tensor<6x16xf32>"),
+        ("mul", np.multiply, f32(16), "tensor<16xf32>"),
+        ("sub", np.subtract, f32(6, 1), "tensor<6x1xf32>"),
+        ("maximum", np.maximum, np.float32(0.5) * np.ones((), np.float32), "tensor<f32>")]:
+    case(f"{op} by quads, other {other_ty}", [quads, other],
+         f"  %r = tandem.{op} %a0, %a1 : tensor<6x16xf32>, {other_ty} -> tensor<6x16xf32>",
+         "tensor<6x16xf32>", lambda a, b, fn=fn: fn(a, b))
+case("div by quads, one dimension", [f32(20), f32(20, positive=True)],
+     "  %r = tandem.div %a0, %a1 : tensor<20xf32>", "tensor<20xf32>", np.divide)
+case("exp by quads", [quads], "  %r = tandem.exp %a0 : tensor<6x16xf32>",
+     "tensor<6x16xf32>", np.exp)
 base, power = f32(6, positive=True), f32(6)
 case("pow", [base, power], "  %r = tandem.pow %a0, %a1 : tensor<6xf32>",
      "tensor<6xf32>", lambda a, b: np.power(a, b))
