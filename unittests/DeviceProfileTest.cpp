@@ -31,6 +31,30 @@ TEST(DeviceProfileTest, BuiltinsHaveSourcesAndSaneFigures) {
   EXPECT_FALSE(getBuiltinProfile("tpu"));
 }
 
+// The h200 profile's GPU families are the GPU benchmark's measurements (its
+// source says so): GEMMs above the derated rate, the one-element-a-thread
+// kernels below the sustained bandwidth, a family without a case at the
+// roofline; and a profile written out and read back keeps them.
+TEST(DeviceProfileTest, H200CarriesItsMeasuredGpuFamilies) {
+  DeviceProfile h200 = *getBuiltinProfile("h200");
+  const ProcessorProfile &gpu = *h200.gpu;
+  EXPECT_NE(gpu.familySource.find("measured on an H200"), std::string::npos);
+  EXPECT_DOUBLE_EQ(gpu.family(CostFamily::Gemm).computeEfficiency, 1.09);
+  EXPECT_DOUBLE_EQ(gpu.family(CostFamily::Softmax).memoryEfficiency, 0.46);
+  EXPECT_DOUBLE_EQ(gpu.family(CostFamily::Transcendental).memoryEfficiency, 1.0);
+  for (int k = 0; k < kNumCostFamilies; ++k)
+    EXPECT_DOUBLE_EQ(gpu.families[k].fixedUs, gpu.dispatchUs);
+  // The CPU side is not measured: the roofline for every family.
+  EXPECT_DOUBLE_EQ(h200.cpu.family(CostFamily::Softmax).memoryEfficiency, 1.0);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << toJSON(h200);
+  llvm::Expected<DeviceProfile> parsed = parseDeviceProfile(os.str(), "test");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_DOUBLE_EQ(parsed->gpu->family(CostFamily::Pool).memoryEfficiency, 0.22);
+  EXPECT_EQ(parsed->gpu->familySource, gpu.familySource);
+}
+
 TEST(DeviceProfileTest, JsonRoundTrip) {
   DeviceProfile original = *getBuiltinProfile("a100-80gb");
   std::string text;

@@ -226,7 +226,11 @@ class Compiler:
         profile's GPU memory). A refused budget is a failure here: the
         pipeline accepted it."""
         exe = os.path.join(self.workdir, tag)
-        argv = [self.compile, model, "-o", exe, f"--device-profile={PROFILE}"]
+        # Unfused: the program the placement pipeline's report (tandem-opt,
+        # which does not fuse) describes, so that the executable's own
+        # predictions can be checked against it.
+        argv = [self.compile, model, "-o", exe, f"--device-profile={PROFILE}",
+                "--fuse=false"]
         if budget is not None:
             argv.append(f"--gpu-memory={int(budget)}")
         done = self._run(argv, exe, "tandem-compile")
@@ -974,7 +978,7 @@ def measure_decoder(compiler, path, findings, quick):
     rows = [f for f in findings if not quick or f[1] == 0.25]
     lo, hi = MEASURED_TARGET
     print(f"\nmeasured: each budget's executable (tandem-compile "
-          f"--device-profile={PROFILE} --gpu-memory=budget) on the sim backend "
+          f"--device-profile={PROFILE} --gpu-memory=budget --fuse=false) on the sim backend "
           f"with --sim-timing=profile: every op held to its predicted time x "
           f"S, the queues concurrent on threads (--repeat {MEASURE_REPEAT}), "
           f"then the same executable with --serial (--repeat "
