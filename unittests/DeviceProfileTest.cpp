@@ -264,6 +264,35 @@ TEST_F(CostFamilyTest, CpuStencilsPayALoopPerOutputRowAndTap) {
                    4.608 + 13.824);
 }
 
+TEST_F(CostFamilyTest, AGroupsConsumerIsPricedByItsOwnFamily) {
+  // Memory-bound rates; softmax at a quarter of the bandwidth, the rest at
+  // the roofline; fixed costs apart per family.
+  DeviceProfile profile = *getBuiltinProfile("h200");
+  ProcessorProfile &gpu = *profile.gpu;
+  gpu.f32Flops = 1e15;
+  gpu.memoryBandwidth = 1e9;
+  gpu.setUniformFamilies(0);
+  gpu.family(CostFamily::Softmax) = {1, 0.25, 3};
+  gpu.family(CostFamily::Gemm).fixedUs = 5;
+  auto fused = parseFirst<FusedOp>(R"(
+    func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+      %r = tandem.fused(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> {
+      ^bb0(%x: tensor<4x8xf32>, %y: tensor<8x16xf32>):
+        %m = tandem.matmul %x, %y : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32>
+        %n = tandem.neg %m : tensor<4x16xf32>
+        %s = tandem.softmax %n {axis = -1 : i64} : tensor<4x16xf32>
+        tandem.yield %s : tensor<4x16xf32>
+      }
+      return
+    })");
+  // The matmul and neg part moves the group's inputs and result (128 + 512 + 256
+  // bytes at 1 GB/s: 0.896 us) plus its launch (5 us); the softmax reads
+  // and writes the result (512 bytes at a quarter of 1 GB/s: 2.048 us)
+  // plus its own 3 us.
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(fused, DeviceKind::GPU, profile),
+                   5 + 0.896 + 3 + 2.048);
+}
+
 TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
   EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 4 : i64} : "
                    "(tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> "

@@ -75,6 +75,18 @@ CostFamily tandem::costFamilyOf(Operation *op) {
       .Default([](Operation *) { return CostFamily::Elementwise; });
 }
 
+/// The family of what a group runs before its consumer: its producer's, else
+/// its body's (transcendental functions, else arithmetic).
+static CostFamily kernelFamilyOf(FusedOp fused) {
+  if (Operation *producer = fused.getProducer())
+    return costFamilyOf(producer);
+  Operation *consumer = fused.getConsumer();
+  bool transcendental = llvm::any_of(fused.getBodyOps(), [&](Operation &op) {
+    return &op != consumer && costFamilyOf(&op) == CostFamily::Transcendental;
+  });
+  return transcendental ? CostFamily::Transcendental : CostFamily::Elementwise;
+}
+
 double tandem::estimateOpTimeUs(const WorkEstimate &work, Type elementType,
                                 CostFamily family,
                                 const ProcessorProfile &processor) {
@@ -157,11 +169,26 @@ std::optional<double> tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
                          : Float32Type::get(op->getContext());
   CostFamily family = costFamilyOf(op);
   WorkEstimate estimate = work.estimateWork();
+  // A group's softmax or layer norm runs after the rest of the group, as its
+  // own pass over the result (a kernel of its own on the GPU, a loop over
+  // the rows on the CPU): priced by its own family, the rest by the group's
+  // producer or body.
+  double consumerUs = 0;
+  if (auto fused = dyn_cast<FusedOp>(op)) {
+    if (Operation *consumer = fused.getConsumer()) {
+      WorkEstimate consumerWork =
+          cast<WorkEstimateOpInterface>(consumer).estimateWork();
+      consumerUs = estimateOpTimeUs(consumerWork, elementType,
+                                    costFamilyOf(consumer), *processor);
+      estimate.flops = std::max<int64_t>(0, estimate.flops - consumerWork.flops);
+      family = kernelFamilyOf(fused);
+    }
+  }
   int64_t traffic = kernelTrafficBytes(op, family, kind);
   estimate.bytesRead += traffic / 2;
   estimate.bytesWritten += traffic - traffic / 2;
   estimate.flops += kernelOverheadFlops(op, family, kind);
-  return estimateOpTimeUs(estimate, elementType, family, *processor);
+  return estimateOpTimeUs(estimate, elementType, family, *processor) + consumerUs;
 }
 
 double tandem::estimateTransferTimeUs(int64_t bytes, const LinkProfile &link) {
