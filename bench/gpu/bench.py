@@ -74,7 +74,6 @@ streaming.py's docstring says how its part measures and what it reads.
 import json
 import lzma
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -256,8 +255,8 @@ def run_binary(binary, runs):
                            capture_output=True, text=True)
     if timed.returncode != 0:
         return {"error": timed.stderr.strip()[-500:]}
-    match = re.search(r"median ([0-9.]+) us", timed.stdout)
-    if not match:
+    times = kernels.run_times(timed.stdout)
+    if not times:
         return {"error": f"no timing line: {timed.stdout[-300:]}"}
     done = subprocess.run(base + ["--repeat", "2", "--profile-json",
                                   f"{binary}.profile.json"],
@@ -267,7 +266,7 @@ def run_binary(binary, runs):
     with open(f"{binary}.profile.json") as f:
         profile = json.load(f)
     copies, runs_profiled = profile["copies"], profile["runs"]
-    return {"us": float(match.group(1)),
+    return {"us": times[0],
             "h2d_bytes": copies["h2d_bytes"] // runs_profiled,
             "d2h_bytes": copies["d2h_bytes"] // runs_profiled,
             "copy_us": copies["total_us"] / runs_profiled,

@@ -574,6 +574,13 @@ def table(section):
     return lines
 
 
+def run_times(stdout):
+    """The (median, min) microseconds of a run after the first from an
+    executable's --timing line, or None where it printed none."""
+    match = re.search(r"median ([0-9.]+) us, min ([0-9.]+) us", stdout)
+    return (float(match.group(1)), float(match.group(2))) if match else None
+
+
 def cuda_time(torch, function, runs, tries=1):
     """Microseconds per call of `function` on the GPU, the best of `tries`
     timings of `runs` calls each after two warm-up calls."""

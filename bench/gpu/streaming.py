@@ -479,11 +479,11 @@ def per_run_us(binary, backend, flags, runs, tries, env):
     try:
         for _ in range(tries):
             _, note, stdout = wall(command, env)
-            match = re.search(r"median ([0-9.]+) us, min ([0-9.]+) us", stdout)
-            if not match:
+            times = kernels.run_times(stdout)
+            if not times:
                 return {"error": f"no timing line in the output: {stdout[-300:]}"}
-            medians.append(float(match.group(1)))
-            minima.append(float(match.group(2)))
+            medians.append(times[0])
+            minima.append(times[1])
             if note:
                 notes.add(note[-300:])
     except RuntimeError as error:

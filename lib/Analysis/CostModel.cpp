@@ -14,6 +14,27 @@
 using namespace mlir;
 using namespace mlir::tandem;
 
+/// The family of what a group runs before its consumer (softmax, layer
+/// norm): its producer's (GEMM, convolution), else transcendental if its body
+/// holds an exp-like function, else elementwise; a group of views alone as
+/// its costliest view.
+static CostFamily kernelFamilyOf(FusedOp fused) {
+  if (Operation *producer = fused.getProducer())
+    return costFamilyOf(producer);
+  Operation *consumer = fused.getConsumer();
+  auto has = [&](CostFamily family) {
+    return llvm::any_of(fused.getBodyOps(), [&](Operation &op) {
+      return &op != consumer && costFamilyOf(&op) == family;
+    });
+  };
+  if (has(CostFamily::Transcendental))
+    return CostFamily::Transcendental;
+  if (!fused.isViewsOnly())
+    return CostFamily::Elementwise;
+  return has(CostFamily::Transpose) ? CostFamily::Transpose
+                                    : CostFamily::DataMovement;
+}
+
 CostFamily tandem::costFamilyOf(Operation *op) {
   return llvm::TypeSwitch<Operation *, CostFamily>(op)
       .Case<MatmulOp, LinearOp>([](auto) { return CostFamily::Gemm; })
@@ -36,25 +57,11 @@ CostFamily tandem::costFamilyOf(Operation *op) {
       .Case<ExpOp, LogOp, TanhOp, SigmoidOp, GeluOp, SiluOp, ErfOp, PowOp>(
           [](auto) { return CostFamily::Transcendental; })
       // A fused group is priced as its costliest kind of op: its GEMM or
-      // convolution, else its normalization, else its transcendental
-      // functions, else its arithmetic; a group of views alone as its
-      // costliest view.
+      // convolution, else its normalization, else what its kernel runs.
       .Case([](FusedOp fused) {
-        if (Operation *producer = fused.getProducer())
-          return costFamilyOf(producer);
-        if (Operation *consumer = fused.getConsumer())
-          return costFamilyOf(consumer);
-        auto has = [&](CostFamily family) {
-          return llvm::any_of(fused.getBodyOps(), [&](Operation &op) {
-            return costFamilyOf(&op) == family;
-          });
-        };
-        if (has(CostFamily::Transcendental))
-          return CostFamily::Transcendental;
-        if (!fused.isViewsOnly())
-          return CostFamily::Elementwise;
-        return has(CostFamily::Transpose) ? CostFamily::Transpose
-                                          : CostFamily::DataMovement;
+        Operation *consumer = fused.getConsumer();
+        return consumer && !fused.getProducer() ? costFamilyOf(consumer)
+                                                : kernelFamilyOf(fused);
       })
       .Case<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp, ArgmaxOp,
             CumsumOp>([](auto) { return CostFamily::Reduction; })
@@ -73,18 +80,6 @@ CostFamily tandem::costFamilyOf(Operation *op) {
           [](auto) { return CostFamily::DataMovement; })
       // Arithmetic, compare, select, cast, sqrt and rsqrt.
       .Default([](Operation *) { return CostFamily::Elementwise; });
-}
-
-/// The family of what a group runs before its consumer: its producer's, else
-/// its body's (transcendental functions, else arithmetic).
-static CostFamily kernelFamilyOf(FusedOp fused) {
-  if (Operation *producer = fused.getProducer())
-    return costFamilyOf(producer);
-  Operation *consumer = fused.getConsumer();
-  bool transcendental = llvm::any_of(fused.getBodyOps(), [&](Operation &op) {
-    return &op != consumer && costFamilyOf(&op) == CostFamily::Transcendental;
-  });
-  return transcendental ? CostFamily::Transcendental : CostFamily::Elementwise;
 }
 
 double tandem::estimateOpTimeUs(const WorkEstimate &work, Type elementType,

@@ -99,12 +99,15 @@ __global__ void binaryF32Quads(int kind, QuadLayout l, const float *a,
 
 bool aligned16(const void *p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
+/// Whether `n` elements make whole quads that 32-bit indices reach.
+bool wholeQuads(int64_t n) { return n > 0 && n % 4 == 0 && n < (int64_t(1) << 31); }
+
 /// The quad plan of an f32 binary op, if it has one: a result of one or two
 /// merged dimensions whose last is a multiple of 4, each operand read in one
 /// of QuadReading's ways, the quad-read pointers 16-byte aligned.
 bool quadLayoutOf(const Layout &layout, int64_t n, const void *a, const void *b,
                   const void *out, QuadLayout &l) {
-  if (n == 0 || n >= (int64_t(1) << 31) || layout.rank < 1 || layout.rank > 2)
+  if (!wholeQuads(n) || layout.rank < 1 || layout.rank > 2)
     return false;
   int64_t cols = layout.dims[layout.rank - 1];
   if (cols % 4 != 0 || !aligned16(out))
@@ -290,8 +293,8 @@ bool runUnary(const KernelCall &call) {
           static_cast<const int32_t *>(ops[0].data), static_cast<int32_t *>(out.data));
     return launched(call.error);
   }
-  if (dtype == DType::F32 && n % 4 == 0 && n > 0 && n < (int64_t(1) << 31) &&
-      aligned16(ops[0].data) && aligned16(out.data)) {
+  if (dtype == DType::F32 && wholeQuads(n) && aligned16(ops[0].data) &&
+      aligned16(out.data)) {
     unaryF32Quads<<<blocksFor(n / 4), block, 0, call.stream()>>>(int(kind), uint32_t(n / 4),
         static_cast<const float *>(ops[0].data), static_cast<float *>(out.data));
     return launched(call.error);

@@ -336,6 +336,11 @@ constexpr int64_t kAcrossThreads = 65536;
 /// folding at least kSplitMinPerPart elements (32 per thread).
 constexpr int64_t kSplitMaxOutputs = 256, kSplitBlocks = 1024,
                   kSplitMinPerPart = 8192;
+// A split has at most kSplitBlocks + kSplitMaxOutputs parts in all (a part
+// count rounded up per result element), each a State of at most 16 bytes (a
+// double or int64 and a position): they fit the backend's scratch.
+static_assert((kSplitBlocks + kSplitMaxOutputs) * 16 <= kReduceScratchBytes,
+              "a split reduction's partial results must fit reduceScratch");
 
 /// How a reduction is launched: which kernel, and its grid and block.
 struct ReducePlan {
@@ -349,7 +354,7 @@ unsigned gridFor(int64_t blocks) {
   return unsigned(std::clamp<int64_t>(blocks, 1, kMaxBlocks));
 }
 
-ReducePlan planReduce(const ReduceArgs &a, bool split = true) {
+ReducePlan planReduce(const ReduceArgs &a) {
   ReducePlan plan;
   int64_t outputs = a.outputs, per = a.perOutput;
   bool contiguous = a.reducedRank > 0 && a.reducedStrides[a.reducedRank - 1] == 1;
@@ -358,7 +363,7 @@ ReducePlan planReduce(const ReduceArgs &a, bool split = true) {
     int64_t parts = outputs > 0 ? std::min((kSplitBlocks + outputs - 1) / outputs,
                                            per / kSplitMinPerPart)
                                 : 0;
-    if (split && outputs <= kSplitMaxOutputs && parts >= 2) {
+    if (outputs <= kSplitMaxOutputs && parts >= 2) {
       plan.parts = parts;
       plan.block = dim3(unsigned(kThreadsPerBlock), 1);
       plan.grid = dim3(unsigned(parts), unsigned(outputs));
@@ -462,16 +467,8 @@ bool launchReduce(const KernelCall &call, DType dtype, Fold fold,
   void *out = call.out.data, *scratch = call.device.reduceScratch;
   return withNumeric(dtype, [&](auto t) {
     using T = decltype(t);
-    // The partials must fit the scratch: fewer, longer parts where not.
-    int64_t most = plan.parts > 0 ? kReduceScratchBytes /
-                                        int64_t(sizeof(State<T, Fold::Max>) * a.outputs)
-                                  : 0;
-    if (plan.parts > most) {
-      plan.parts = most;
-      plan.grid.x = unsigned(most);
-      if (most < 2)
-        plan = planReduce(a, /*split=*/false);
-    }
+    static_assert(sizeof(State<T, Fold::Max>) <= 16 && sizeof(State<T, Fold::Sum>) <= 16,
+                  "kReduceScratchBytes is sized for partials of 16 bytes");
     switch (fold) {
     case Fold::Sum: launchFold<T, Fold::Sum>(a, plan, call.stream(), scratch, x, out); break;
     case Fold::Max: launchFold<T, Fold::Max>(a, plan, call.stream(), scratch, x, out); break;
