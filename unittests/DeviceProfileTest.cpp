@@ -262,6 +262,22 @@ TEST_F(CostFamilyTest, CpuStencilsPayALoopPerOutputRowAndTap) {
   EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::GPU, profile), 4.608);
   EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::CPU, profile),
                    4.608 + 13.824);
+  // Fused with its epilogue, the stencil pays the same loops (it once read
+  // a window from an op that is not a convolution).
+  auto fused = parseFirst<FusedOp>(R"(
+    func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) {
+      %r = tandem.fused(%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32> {
+      ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x1x3x3xf32>):
+        %c = tandem.conv2d %a, %b {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+        %d = tandem.relu %c : tensor<1x4x8x8xf32>
+        tandem.yield %d : tensor<1x4x8x8xf32>
+      }
+      return
+    })");
+  double onGpu = *estimateOpTimeUs(fused, DeviceKind::GPU, profile);
+  EXPECT_GE(onGpu, 4.608);
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(fused, DeviceKind::CPU, profile),
+                   onGpu + 13.824);
 }
 
 TEST_F(CostFamilyTest, AGroupsConsumerIsPricedByItsOwnFamily) {

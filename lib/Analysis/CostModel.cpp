@@ -134,6 +134,11 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
   if (kind != DeviceKind::CPU ||
       (family != CostFamily::ConvDepthwise && family != CostFamily::Pool))
     return 0;
+  // A fused group runs its producer's stencil (then the epilogue on it).
+  if (auto fused = dyn_cast<FusedOp>(op))
+    op = fused.getProducer();
+  if (!isa_and_nonnull<Conv2dOp, MaxPool2dOp, AvgPool2dOp>(op))
+    return 0;
   constexpr double kFlopsPerLoop = 48;
   auto result = cast<ShapedType>(op->getResult(0).getType());
   ArrayRef<int64_t> window =
