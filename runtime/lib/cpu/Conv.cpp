@@ -11,11 +11,31 @@
 
 #include <algorithm>
 #include <limits>
+#include <memory>
 
 using namespace tandem::rt;
 using namespace tandem::rt::cpu;
 
 namespace {
+
+/// Scratch memory of the calling thread (a queue's), kept from call to
+/// call and grown when a call needs more; `slot` tells a call's buffers
+/// apart. Fresh vectors cost more than the im2col copy into them: tens of
+/// MiB zero-filled on one thread, and page faults where glibc maps them.
+float *threadScratch(int slot, size_t count) {
+  struct Buffer {
+    std::unique_ptr<float[]> data;
+    size_t size = 0;
+  };
+  thread_local Buffer buffers[2];
+  Buffer &buffer = buffers[slot];
+  if (buffer.size < count) {
+    buffer.data.reset(); // the old one first: never both at once
+    buffer.data.reset(new float[count]);
+    buffer.size = count;
+  }
+  return buffer.data.get();
+}
 
 /// The output columns [first, last) whose input column xo·stride + offset
 /// lies inside [0, width): the others read padding. (Ceiling divisions; a
@@ -107,8 +127,12 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   }
   // Images per GEMM: as many as keep the columns within about 32 MiB.
   int64_t chunk = std::clamp<int64_t>((int64_t(8) << 20) / (rows * cols), 1, n);
-  std::vector<float> columns(size_t(rows) * chunk * cols);
-  std::vector<float> product(chunk > 1 ? size_t(og) * chunk * cols : 0);
+  // Every element of both is written before it is read: the columns by the
+  // copy below (zeros where a window reads padding), the product by the
+  // GEMM (beta 0).
+  float *columns = threadScratch(0, size_t(rows) * chunk * cols);
+  float *product = chunk > 1 ? threadScratch(1, size_t(og) * chunk * cols)
+                             : nullptr;
   for (int64_t n0 = 0; n0 < n; n0 += chunk) {
     int64_t images = std::min(chunk, n - n0), width = images * cols;
     for (int64_t g = 0; g < groups; ++g) {
@@ -117,7 +141,7 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
           int64_t r = task % rows, image = task / rows;
           int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
           const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
-          float *row = columns.data() + r * width + image * cols;
+          float *row = columns + r * width + image * cols;
           int64_t offset = j * dw - pw;
           auto [x0, x1] = columnsInside(offset, sw, wd, ow);
           for (int64_t y = 0; y < oh; ++y) {
@@ -139,9 +163,9 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
       auto start = [&](int64_t image, int64_t oi) {
         return ((n0 + image) * o + g * og + oi) * cols;
       };
-      float *result = images == 1 ? z + start(0, 0) : product.data();
+      float *result = images == 1 ? z + start(0, 0) : product;
       parallelSgemm(
-          {og, width, rows, wt + g * og * rows, rows, columns.data(), width,
+          {og, width, rows, wt + g * og * rows, rows, columns, width,
            /*transB=*/false, result, width},
           [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
             // The block's columns, image by image.
