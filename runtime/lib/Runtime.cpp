@@ -194,13 +194,20 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
   rt.outputs.assign(rt.image.outputs.size(), nullptr);
   rt.operandViews.clear();
   rt.resultViews.clear();
+  rt.fusedParts.clear();
   for (const OpRecord &op : rt.image.ops) {
     std::vector<TensorView> views;
     for (const TensorDesc &operand : op.operands)
       views.push_back({operand.dtype, operand.shape, nullptr});
-    rt.operandViews.push_back(std::move(views));
     rt.resultViews.push_back({op.result.dtype, op.result.shape, nullptr});
+    rt.fusedParts.push_back(
+        op.kind == img::kFused
+            ? fusedParts(views, rt.resultViews.back(), op.attrs)
+            : FusedParts());
+    rt.operandViews.push_back(std::move(views));
   }
+  rt.timesOps = rt.options.profile || !rt.options.profileJson.empty() ||
+                !rt.options.trace.empty() || rt.options.simTiming;
   rt.opStats.assign(rt.image.ops.size(), OpStats());
   // A scheduled model runs its queues concurrently, unless asked to run
   // serially; one all on one queue has nothing to overlap.
@@ -311,14 +318,16 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
     views[k].data = operands[k];
   TensorView &out = rt.resultViews[index];
   out.data = result;
-  double start = now();
+  double start = rt.timesOps ? now() : 0;
   std::string error;
   bool ok;
   if (op.kind == img::kFused && (!rt.useCuda || op.device == img::kCpu)) {
     // The model's own code; sim runs its GPU groups through it too.
+    FusedParts &parts = rt.fusedParts[index];
+    bindFusedParts(parts, views, out);
     ok = runFusedGroup(
         rt.image.kernels[img::readAttrs<img::FusedAttrs>(op.attrs).kernel],
-        views, out, op.attrs, error);
+        views, out, op.attrs, parts, error);
   } else if (!rt.useCuda) {
     ok = runCpuKernel(op.kind, views, out, op.attrs, error);
   } else if (op.kind == img::kTransfer) {
@@ -340,6 +349,8 @@ void tandem::rt::executeOpNow(TandemRuntime &rt, int32_t index,
     recordFailure(rt, op.name + " at " + op.loc + ": " + error);
     return;
   }
+  if (!rt.timesOps)
+    return;
   double seconds = now() - start;
   if (rt.options.simTiming)
     seconds = paceToPrediction(rt, op, start, seconds);

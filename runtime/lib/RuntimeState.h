@@ -95,7 +95,14 @@ struct TandemRuntime {
   // between calls) and its timings, summed by name for the reports.
   std::vector<std::vector<tandem::rt::TensorView>> operandViews;
   std::vector<tandem::rt::TensorView> resultViews;
+  // A fused group's prebuilt parts, decoded from its words (empty for
+  // other ops).
+  std::vector<tandem::rt::FusedParts> fusedParts;
   std::vector<tandem::rt::OpStats> opStats;
+  // Whether each op's time is taken: only for what reports or paces it
+  // (--profile, --profile-json, --trace, --sim-timing); two clock reads and
+  // a lock per op were a fifth of a tiny op's run.
+  bool timesOps = false;
   struct TraceEvent {
     std::string name;
     int64_t device, queue;

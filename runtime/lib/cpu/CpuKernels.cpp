@@ -52,9 +52,13 @@ FusedParts tandem::rt::fusedParts(const std::vector<TensorView> &operands,
   // where nothing follows).
   auto read = [&](int64_t kind, int64_t count, bool last,
                   std::vector<TensorView> operandsFirst) {
-    FusedPart part{kind, std::move(operandsFirst), {}};
-    for (int64_t k = 0; k < count; ++k)
-      part.operands.push_back(operands[attrs[at++]]);
+    FusedPart part{kind, std::move(operandsFirst), {}, {}};
+    part.sources.assign(part.operands.size(), -1); // the result
+    for (int64_t k = 0; k < count; ++k) {
+      int source = int(attrs[at++]);
+      part.operands.push_back(operands[source]);
+      part.sources.push_back(source);
+    }
     size_t end = last ? attrs.size() : at + size_t(img::attrWordCount(kind));
     part.attrs.assign(attrs.begin() + at, attrs.begin() + end);
     at = end;
@@ -70,12 +74,23 @@ FusedParts tandem::rt::fusedParts(const std::vector<TensorView> &operands,
   return parts;
 }
 
+void tandem::rt::bindFusedParts(FusedParts &parts,
+                                const std::vector<TensorView> &operands,
+                                const TensorView &result) {
+  for (std::optional<FusedPart> *part : {&parts.producer, &parts.consumer})
+    if (*part)
+      for (size_t k = 0; k < (*part)->operands.size(); ++k) {
+        int source = (*part)->sources[k];
+        (*part)->operands[k].data =
+            source < 0 ? result.data : operands[source].data;
+      }
+}
+
 bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
                                const std::vector<TensorView> &operands,
                                const TensorView &result,
                                const std::vector<int64_t> &attrs,
-                               std::string &error) {
-  FusedParts parts = fusedParts(operands, result, attrs);
+                               const FusedParts &parts, std::string &error) {
   auto fused = img::readAttrs<img::FusedAttrs>(attrs);
   constexpr size_t kInline = 16;
   void *inlinePointers[kInline];

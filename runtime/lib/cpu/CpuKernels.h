@@ -36,6 +36,9 @@ struct FusedPart {
   int64_t kind;
   std::vector<TensorView> operands;
   std::vector<int64_t> attrs;
+  /// Which of the group's operands each of `operands` is (-1: the group's
+  /// result), for bindFusedParts.
+  std::vector<int> sources;
 };
 
 /// The GEMM or convolution a fused group starts with (run into the group's
@@ -50,15 +53,21 @@ FusedParts fusedParts(const std::vector<TensorView> &operands,
                       const TensorView &result,
                       const std::vector<int64_t> &attrs);
 
-/// Runs a fused group (`attrs`: image::FusedAttrs and what follows): the
-/// GEMM or convolution it starts with, if any, into the result, then its
-/// generated kernel over the result's elements, split across the thread
-/// pool, then the normalization it ends with, if any, in place. False with
-/// `error` if a prebuilt kernel fails.
+/// Points the parts' operands at a call's buffers (the parts decoded once,
+/// at load, from the same group: a call then allocates nothing).
+void bindFusedParts(FusedParts &parts, const std::vector<TensorView> &operands,
+                    const TensorView &result);
+
+/// Runs a fused group (`attrs`: image::FusedAttrs and what follows; `parts`:
+/// fusedParts of it, bound to this call's buffers): the GEMM or convolution
+/// it starts with, if any, into the result, then its generated kernel over
+/// the result's elements, split across the thread pool, then the
+/// normalization it ends with, if any, in place. False with `error` if a
+/// prebuilt kernel fails.
 bool runFusedGroup(image::FusedKernel kernel,
                    const std::vector<TensorView> &operands,
                    const TensorView &result, const std::vector<int64_t> &attrs,
-                   std::string &error);
+                   const FusedParts &parts, std::string &error);
 
 /// Whether the CPU backend has a kernel for `kind` (false outside the kinds
 /// of OpKinds.def).
