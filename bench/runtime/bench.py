@@ -6,9 +6,10 @@ Each model is defined once in PyTorch and exported with tandem.export, so
 both sides run the same weights on the same inputs; the binary runs on the
 CPU (placement under the CPU-only `host` profile) with as many threads as
 PyTorch (torch.get_num_threads(); OpenBLAS and the runtime's pool default to
-the machine's cores). Times are per run, averaged over a round of runs (the
-binary's own --profile-json total; perf_counter around PyTorch's calls after
-a warm-up); each figure is the better of two rounds (the machine is shared).
+the machine's cores). Times are per run, averaged over a round of runs after
+the first (the binary's own --timing; perf_counter around PyTorch's calls
+after a warm-up); each figure is the better of two rounds (the machine is
+shared).
 ONNX Runtime (CPU execution provider, all graph optimizations, as many
 intra-op threads as PyTorch, one inter-op thread) runs the model as PyTorch's
 torch.export-based exporter writes it; without the onnxruntime package its
@@ -29,6 +30,7 @@ Usage: bench/runtime/run.sh [SCALE] [--more] [--no-inductor]
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -287,22 +289,31 @@ def tandem_us(name, model, args, runs, work, fuse=True):
     mlir_path, weights = tandem.export(model, args, prefix)
     tandem.compiled.run_compiler(mlir_path, prefix, "exe", None, "host", "auto",
                                  extra_flags=() if fuse else ("--fuse=false",))
-    command = [prefix, "--weights", weights, "--repeat", str(runs)]
+    # One more run than asked: --timing sets the first apart.
+    command = [prefix, "--weights", weights, "--repeat", str(runs + 1)]
     for k, arg in enumerate(args):
         path = f"{prefix}.input{k}.npy"
         np.save(path, arg.numpy())
         command += ["--input", path]
-    ops = []
+    # The ops it executes per run, from one profiled run; the times from
+    # --timing (per-run wall clock, without the per-op clock reads a
+    # profile adds), the mean of the runs after the first.
+    profile = f"{prefix}.profile.json"
+    subprocess.run(command + ["--profile-json", profile], check=True,
+                   capture_output=True)
+    with open(profile) as f:
+        report = json.load(f)
+    ops = sum(op["calls"] for op in report["op_runs"]) / report["runs"]
 
     def measure():
-        profile = f"{prefix}.profile.json"
-        subprocess.run(command + ["--profile-json", profile], check=True,
-                       capture_output=True)
-        with open(profile) as f:
-            report = json.load(f)
-        ops.append(sum(op["calls"] for op in report["op_runs"]) / report["runs"])
-        return report["total_us"] / report["runs"]
-    return best_of_two(measure), ops[-1]
+        done = subprocess.run(command + ["--timing"], check=True,
+                              capture_output=True, text=True)
+        match = re.search(r"later runs: mean ([0-9.]+) us",
+                          done.stdout + done.stderr)
+        if not match:
+            raise RuntimeError(f"{prefix} printed no --timing line")
+        return float(match.group(1))
+    return best_of_two(measure), ops
 
 
 def peak_gpu_bytes(name, model, args, work, fuse):
