@@ -148,8 +148,10 @@ extern "C" void tandem_rt_close(TandemRuntime *rt) {
     tearDown(*rt);
   }
   delete rt;
-  if (--openRuntimes == 0)
+  if (--openRuntimes == 0) {
     stopWorkers();
+    releaseScratch();
+  }
 }
 
 extern "C" void *tandem_rt_arena(TandemRuntime *rt, int32_t device) {

@@ -69,6 +69,11 @@ bool runFusedGroup(image::FusedKernel kernel,
                    const TensorView &result, const std::vector<int64_t> &attrs,
                    const FusedParts &parts, std::string &error);
 
+/// Frees the convolutions' scratch buffers that no call holds (they are
+/// kept from call to call and grown as needed; the last model to close
+/// gives them back).
+void releaseScratch();
+
 /// Whether the CPU backend has a kernel for `kind` (false outside the kinds
 /// of OpKinds.def).
 bool hasCpuKernel(int64_t kind);
