@@ -20,7 +20,6 @@ import argparse
 import importlib.util
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -106,16 +105,8 @@ def run_model(build, profile, work, index, scale):
     # runs after the first; a profile also reads the clock around every
     # op), the better of two rounds; the families from the better of two
     # profiled rounds.
-    measured = None
-    for _ in range(2):
-        done = subprocess.run(command + ["--repeat", str(repeat + 1), "--timing"],
-                              check=True, capture_output=True, text=True)
-        match = re.search(r"later runs: mean ([0-9.]+) us",
-                          done.stdout + done.stderr)
-        if not match:
-            raise RuntimeError(f"{prefix} printed no --timing line")
-        us = float(match.group(1))
-        measured = us if measured is None else min(measured, us)
+    measured = min(tandem.compiled.timed_mean_us(
+        command + ["--repeat", str(repeat + 1)]) for _ in range(2))
     best = None
     for _ in range(2):
         subprocess.run(command + ["--repeat", str(repeat), "--profile-json",

@@ -30,7 +30,6 @@ Usage: bench/runtime/run.sh [SCALE] [--more] [--no-inductor]
 """
 import json
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -305,15 +304,7 @@ def tandem_us(name, model, args, runs, work, fuse=True):
         report = json.load(f)
     ops = sum(op["calls"] for op in report["op_runs"]) / report["runs"]
 
-    def measure():
-        done = subprocess.run(command + ["--timing"], check=True,
-                              capture_output=True, text=True)
-        match = re.search(r"later runs: mean ([0-9.]+) us",
-                          done.stdout + done.stderr)
-        if not match:
-            raise RuntimeError(f"{prefix} printed no --timing line")
-        return float(match.group(1))
-    return best_of_two(measure), ops
+    return best_of_two(lambda: tandem.compiled.timed_mean_us(command)), ops
 
 
 def peak_gpu_bytes(name, model, args, work, fuse):

@@ -12,6 +12,7 @@ file holds now.
 import ctypes
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -161,6 +162,19 @@ def run_compiler(mlir_path, output, emit="lib", gpu_memory=None,
             raise CompileError(f"{command[0]} exited 0 but did not write {path} "
                                f"(compiling {mlir_path})")
     return done
+
+
+def timed_mean_us(command):
+    """Runs a compiled executable (`command`: its path and arguments, with
+    --repeat of at least 2) with --timing; the mean microseconds of its runs
+    after the first, from the line its driver prints."""
+    done = subprocess.run(list(command) + ["--timing"], check=True,
+                          capture_output=True, text=True)
+    match = re.search(r"later runs: mean ([0-9.]+) us", done.stdout)
+    if not match:
+        raise RuntimeError(f"{command[0]} printed no --timing line of runs "
+                           f"after the first (--repeat below 2?)")
+    return float(match.group(1))
 
 
 def check_backend(backend):
