@@ -187,7 +187,7 @@ TEST(PlacementTest, GpuReshapeSharesItsOperandsBuffer) {
     PlacementOp op;
     op.cpuUs = 10;
     op.gpuUs = 1;
-    op.operands = std::move(operands);
+    op.operands.assign(operands.begin(), operands.end());
     op.aliasesOperand = reshape;
     op.results = {int(problem.values.size())};
     PlacementValue result;
@@ -203,11 +203,11 @@ TEST(PlacementTest, GpuReshapeSharesItsOperandsBuffer) {
   addOp({1}, false);    // d, read by nothing
   problem.finalize();
   problem.gpuBudgetBytes = 1 << 20;
-  std::vector<std::vector<int>> members;
+  std::vector<BufferMembers> members;
   std::vector<BufferLifetime> buffers =
       problem.gpuBuffers({1, 1, 1, 1}, &members);
   ASSERT_EQ(buffers.size(), 3u); // a+b, c, d
-  EXPECT_EQ(members[0], (std::vector<int>{0, 1}));
+  EXPECT_EQ(members[0], (BufferMembers{0, 1}));
   EXPECT_EQ(buffers[0].first, 1); // op0's point
   EXPECT_EQ(buffers[0].last, 7);  // op3's point
   EXPECT_EQ(problem.evaluate({1, 1, 1, 1}).peakGpuBytes, 2 * alignBufferSize(4000));

@@ -31,7 +31,17 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     return func->emitError("placement needs a function with one block");
   Block &block = body.front();
 
-  llvm::DenseMap<Value, int> valueIndex;
+  // Room for every op and value up front, and each op's lists at their
+  // size: the lists are then allocated once each, in op order, which is
+  // the order every pass of the search reads them in.
+  size_t numOps = block.getOperations().size(), numValues = block.getNumArguments();
+  for (Operation &op : block)
+    numValues += op.getNumResults();
+  problem.ops.reserve(numOps);
+  problem.values.reserve(numValues);
+  graph.ops.reserve(numOps);
+  graph.values.reserve(numValues);
+  llvm::DenseMap<Value, int> valueIndex(numValues);
   auto addValue = [&](Value value, int producer) {
     PlacementValue placed;
     placed.bytes = getNumBytes(value.getType());
@@ -145,6 +155,8 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     if (placed.cpuUs == kUnreachable && !problem.hasGpu)
       return op.emitError("can run only on a GPU, and the profile has none");
 
+    placed.operands.reserve(op.getNumOperands());
+    placed.results.reserve(op.getNumResults());
     for (auto [operandIndex, operand] : llvm::enumerate(op.getOperands())) {
       auto it = valueIndex.find(operand);
       if (it == valueIndex.end())

@@ -66,7 +66,7 @@ void PlacementProblem::finalize() {
     for (int operand : op.hostOperands)
       values[operand].hostConsumers.push_back(index);
   }
-  auto sortUnique = [](std::vector<int> &list) {
+  auto sortUnique = [](llvm::SmallVectorImpl<int> &list) {
     llvm::sort(list);
     list.erase(std::unique(list.begin(), list.end()), list.end());
   };
@@ -88,6 +88,23 @@ void PlacementProblem::finalize() {
     }
     aliasGroupOf[index] = group;
     aliasGroupMembers[group].push_back(index);
+  }
+  packedValues.clear();
+  packedValues.reserve(values.size());
+  packedConsumers.clear();
+  for (const PlacementValue &value : values) {
+    PackedPlacementValue packed;
+    packed.bytes = value.bytes;
+    packed.producer = value.producer;
+    packed.firstConsumer = packedConsumers.size();
+    packedConsumers.insert(packedConsumers.end(), value.consumers.begin(),
+                           value.consumers.end());
+    packed.endConsumer = packedConsumers.size();
+    packed.isWeight = value.isWeight;
+    packed.neededOnCpu = value.neededOnCpu();
+    packed.producedByAlias =
+        !value.isArgument() && ops[value.producer].aliasesOperand;
+    packedValues.push_back(packed);
   }
 }
 
@@ -120,11 +137,14 @@ struct ValueUse {
   int lastGpuConsumer = -1;
 };
 
-ValueUse useOf(const PlacementValue &value, const Placement &placement) {
+ValueUse useOf(const PackedPlacementValue &value,
+              llvm::ArrayRef<int32_t> consumers, const Placement &placement) {
   ValueUse use;
-  use.producedOnGpu = !value.isArgument() && placement[value.producer];
-  use.readOnCpu = value.neededOnCpu();
-  for (int consumer : value.consumers) {
+  use.producedOnGpu = value.producer >= 0 && placement[value.producer];
+  use.readOnCpu = value.neededOnCpu;
+  for (int consumer :
+       consumers.slice(value.firstConsumer,
+                       value.endConsumer - value.firstConsumer)) {
     if (placement[consumer])
       use.lastGpuConsumer = std::max(use.lastGpuConsumer, consumer);
     else
@@ -134,7 +154,7 @@ ValueUse useOf(const PlacementValue &value, const Placement &placement) {
 }
 
 /// The value moves host to device (+1), device to host (-1), or not (0).
-int transferDirection(const PlacementValue &value, const ValueUse &use) {
+int transferDirection(const PackedPlacementValue &value, const ValueUse &use) {
   if (!use.producedOnGpu)
     return use.lastGpuConsumer >= 0 ? +1 : 0;
   // A weight is always readable on the host: the weights file is mapped.
@@ -146,12 +166,12 @@ int transferDirection(const PlacementValue &value, const ValueUse &use) {
 
 double PlacementProblem::transferUs(int index,
                                     const Placement &placement) const {
-  const PlacementValue &value = values[index];
-  switch (transferDirection(value, useOf(value, placement))) {
+  const PackedPlacementValue &packed = packedValues[index];
+  switch (transferDirection(packed, useOf(packed, packedConsumers, placement))) {
   case +1:
-    return value.h2dUs;
+    return values[index].h2dUs;
   case -1:
-    return value.d2hUs;
+    return values[index].d2hUs;
   default:
     return 0;
   }
@@ -159,10 +179,11 @@ double PlacementProblem::transferUs(int index,
 
 namespace {
 /// The GPU buffer of `value` given its use, if it has one.
-std::optional<BufferLifetime> gpuBufferOf(const PlacementValue &value,
+std::optional<BufferLifetime> gpuBufferOf(const PackedPlacementValue &value,
                                           const ValueUse &use,
                                           int64_t lastPoint) {
-  int64_t producerPoint = value.isArgument() ? 0 : 2 * value.producer + 1;
+  bool isArgument = value.producer < 0;
+  int64_t producerPoint = isArgument ? 0 : 2 * int64_t(value.producer) + 1;
   BufferLifetime buffer;
   buffer.bytes = value.bytes;
   if (use.producedOnGpu && value.isWeight) {
@@ -179,7 +200,7 @@ std::optional<BufferLifetime> gpuBufferOf(const PlacementValue &value,
       buffer.last = std::max(buffer.last, producerPoint + 1);
   } else if (use.lastGpuConsumer >= 0) {
     // Copied in right after the producer (arguments: before op 0).
-    buffer.first = value.isArgument() ? 0 : producerPoint + 1;
+    buffer.first = isArgument ? 0 : producerPoint + 1;
     buffer.last = 2 * int64_t(use.lastGpuConsumer) + 1;
   } else {
     return std::nullopt;
@@ -192,15 +213,14 @@ template <typename Indices, typename BufferOf, typename OnUse>
 void PlacementProblem::collectGpuBuffers(
     const Placement &placement, const Indices &indices, BufferOf &bufferOf,
     std::vector<BufferLifetime> &buffers,
-    std::vector<std::vector<int>> *members, OnUse onUse) const {
+    std::vector<BufferMembers> *members, OnUse onUse) const {
   int64_t lastPoint = getNumPoints() - 1;
   for (int index : indices) {
-    const PlacementValue &value = values[index];
-    ValueUse use = useOf(value, placement);
-    onUse(value, use);
+    const PackedPlacementValue &value = packedValues[index];
+    ValueUse use = useOf(value, packedConsumers, placement);
+    onUse(index, use);
     std::optional<BufferLifetime> buffer = gpuBufferOf(value, use, lastPoint);
-    if (!value.isArgument() && ops[value.producer].aliasesOperand &&
-        placement[value.producer]) {
+    if (value.producedByAlias && placement[value.producer]) {
       // A GPU reshape reads its operand on the GPU, so that buffer exists:
       // the result shares it, and keeps it alive as long as it needs it.
       int shared = bufferOf.get(ops[value.producer].operands.front());
@@ -217,7 +237,7 @@ void PlacementProblem::collectGpuBuffers(
     bufferOf.set(index, buffers.size());
     buffers.push_back(*buffer);
     if (members)
-      members->push_back({index});
+      members->push_back(BufferMembers{index});
   }
 }
 
@@ -243,20 +263,20 @@ struct SparseBufferOf {
 
 std::vector<BufferLifetime>
 PlacementProblem::gpuBuffers(const Placement &placement,
-                             std::vector<std::vector<int>> *members) const {
+                             std::vector<BufferMembers> *members) const {
   std::vector<BufferLifetime> buffers;
   if (members)
     members->clear();
   DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
   collectGpuBuffers(placement, llvm::seq<int>(0, values.size()), bufferOf,
-                    buffers, members, [](const PlacementValue &, const ValueUse &) {});
+                    buffers, members, [](int, const ValueUse &) {});
   appendWorkspaces(placement, buffers, members);
   return buffers;
 }
 
 void PlacementProblem::appendWorkspaces(
     const Placement &placement, std::vector<BufferLifetime> &buffers,
-    std::vector<std::vector<int>> *members) const {
+    std::vector<BufferMembers> *members) const {
   for (auto [index, op] : llvm::enumerate(ops)) {
     if (!placement[index] || op.gpuWorkspaceBytes == 0)
       continue;
@@ -273,7 +293,7 @@ int64_t PlacementProblem::aliasGroupBytesAt(int group,
   std::vector<BufferLifetime> buffers;
   SparseBufferOf bufferOf;
   collectGpuBuffers(placement, aliasGroupMembers[group], bufferOf, buffers,
-                    nullptr, [](const PlacementValue &, const ValueUse &) {});
+                    nullptr, [](int, const ValueUse &) {});
   int64_t bytes = 0;
   for (const BufferLifetime &buffer : buffers)
     if (buffer.first <= point && point <= buffer.last)
@@ -288,9 +308,10 @@ PlacementProblem::moveEffect(Placement &placement, llvm::ArrayRef<int> moved,
   // and the buffers those values share change.
   llvm::SmallVector<int, 16> touched, groups;
   for (int op : moved)
-    for (const std::vector<int> *list :
-         {&ops[op].operands, &ops[op].hostOperands, &ops[op].results})
-      touched.append(list->begin(), list->end());
+    for (llvm::ArrayRef<int> list :
+         {llvm::ArrayRef<int>(ops[op].operands), llvm::ArrayRef<int>(ops[op].hostOperands),
+          llvm::ArrayRef<int>(ops[op].results)})
+      touched.append(list.begin(), list.end());
   llvm::sort(touched);
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   for (int value : touched)
@@ -335,8 +356,9 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement,
   DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
   collectGpuBuffers(
       placement, llvm::seq<int>(0, values.size()), bufferOf, buffers, nullptr,
-      [&](const PlacementValue &value, const ValueUse &use) {
-        switch (transferDirection(value, use)) {
+      [&](int index, const ValueUse &use) {
+        const PlacementValue &value = values[index];
+        switch (transferDirection(packedValues[index], use)) {
         case +1:
           cost.transferUs += value.h2dUs;
           ++cost.h2dCount;

@@ -55,7 +55,7 @@ bool Incumbent::offer(const Placement &placement, const PlacementCost &cost) {
 std::vector<GpuHolding> search::opsHoldingGpuMemory(
     const PlacementProblem &problem, const Placement &placement, int64_t point,
     const Fixing &fixed, bool includeFixed) {
-  std::vector<std::vector<int>> members;
+  std::vector<BufferMembers> members;
   std::vector<BufferLifetime> buffers = problem.gpuBuffers(placement, &members);
   std::vector<int64_t> held(problem.ops.size(), 0), sole(problem.ops.size(), 0);
   std::vector<int> holders;

@@ -29,6 +29,7 @@
 #include "tandem/Analysis/MemoryPlanner.h"
 #include "tandem/Dialect/Tandem/IR/TandemAttrs.h"
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
@@ -53,7 +54,11 @@ struct PlacementOp {
   /// Indices into PlacementProblem::values: the operands read on the op's
   /// own device, those read on the host whatever the op's device (the
   /// device contract's host operands), and the results.
-  std::vector<int> operands, hostOperands, results;
+  /// Small lists kept inline (no allocation of their own for the usual
+  /// one to three entries), so a pass over every op reads them in order.
+  llvm::SmallVector<int, 3> operands;
+  llvm::SmallVector<int, 0> hostOperands;
+  llvm::SmallVector<int, 1> results;
   bool isWeight = false;
   /// A reshape: placed on the GPU, its result is its operand's GPU buffer
   /// (the memory plan gives it no buffer of its own), which then lives until
@@ -79,10 +84,11 @@ struct PlacementValue {
   int64_t bytes = 0;
   /// The producing op, or -1-k for function argument k.
   int producer = -1;
-  /// Ops that read it as an ordinary operand (on their own device), sorted.
-  std::vector<int> consumers;
+  /// Ops that read it as an ordinary operand (on their own device), sorted
+  /// (inline for up to two, as PlacementOp's lists).
+  llvm::SmallVector<int, 2> consumers;
   /// Ops that read it on the host, sorted (from their hostOperands).
-  std::vector<int> hostConsumers;
+  llvm::SmallVector<int, 0> hostConsumers;
   bool isResult = false;
   bool isWeight = false;
   double h2dUs = 0, d2hUs = 0;
@@ -105,6 +111,25 @@ struct PlacementCost {
   double totalUs() const { return cpuComputeUs + gpuComputeUs + transferUs; }
 };
 
+/// What the passes over every value (PlacementProblem::evaluate, the GPU
+/// buffers) read of one, packed: a pass over 100k values then reads a few
+/// MiB that stay in cache instead of the whole PlacementValue array.
+struct PackedPlacementValue {
+  int64_t bytes;
+  int32_t producer;
+  /// Its consumers: PlacementProblem's packed list [firstConsumer,
+  /// endConsumer).
+  int32_t firstConsumer, endConsumer;
+  bool isWeight, neededOnCpu;
+  /// Its producer is a reshape (PlacementOp::aliasesOperand).
+  bool producedByAlias;
+};
+
+/// The values one GPU buffer holds: one, or a value and the GPU reshapes of
+/// it that alias its buffer (inline for the one, so listing the buffers of
+/// a large graph allocates nothing per buffer).
+using BufferMembers = llvm::SmallVector<int, 1>;
+
 class PlacementProblem {
 public:
   std::vector<PlacementOp> ops;
@@ -113,7 +138,10 @@ public:
   bool hasGpu = true;
 
   /// Fills in the sorted consumer and host-consumer lists from the ops'
-  /// operands; call after adding ops and values.
+  /// operands, and the packed copy the hot loops read; call after adding
+  /// ops and values, and again after changing which values an op reads,
+  /// a value's size, or which ops are weights or reshapes (changing pins
+  /// and times needs no call).
   void finalize();
 
   int64_t getNumPoints() const { return 2 * int64_t(ops.size()) + 1; }
@@ -133,12 +161,12 @@ public:
   /// out).
   std::vector<BufferLifetime>
   gpuBuffers(const Placement &placement,
-             std::vector<std::vector<int>> *members = nullptr) const;
+             std::vector<BufferMembers> *members = nullptr) const;
 
   /// Appends the workspace buffer of each GPU-placed op that has one.
   void appendWorkspaces(const Placement &placement,
                         std::vector<BufferLifetime> &buffers,
-                        std::vector<std::vector<int>> *members) const;
+                        std::vector<BufferMembers> *members) const;
 
   /// The bytes of the GPU arena once the placement's GPU buffers are laid
   /// out (planMemory), as --tandem-plan-memory will lay them out.
@@ -190,7 +218,7 @@ private:
   void collectGpuBuffers(const Placement &placement, const Indices &indices,
                          BufferOf &bufferOf,
                          std::vector<BufferLifetime> &buffers,
-                         std::vector<std::vector<int>> *members,
+                         std::vector<BufferMembers> *members,
                          OnUse onUse) const;
   /// The GPU bytes the buffers of one alias group keep live at `point`.
   int64_t aliasGroupBytesAt(int group, const Placement &placement,
@@ -200,6 +228,10 @@ private:
   /// transitively), by value and by group; filled in by finalize().
   std::vector<int> aliasGroupOf;
   std::vector<std::vector<int>> aliasGroupMembers;
+  /// `values` packed, and every value's consumers end to end; filled in
+  /// by finalize().
+  std::vector<PackedPlacementValue> packedValues;
+  std::vector<int32_t> packedConsumers;
 };
 
 enum class PlacementStrategy { Auto, Exact, MinCut, Greedy, AllCpu, AllGpu };
