@@ -60,6 +60,22 @@ TEST(MemoryPlannerTest, BestFitNeverOverlapsLiveBuffers) {
   EXPECT_LE(plan.arenaBytes, 2 * peakLiveBytes(buffers));
 }
 
+TEST(MemoryPlannerTest, BestFitDependsOnTheOrderOfPointsAlone) {
+  // Dense points are ordered by a counting sort, sparse ones by comparison:
+  // spreading the same points apart must not change the plan.
+  std::mt19937 rng(3);
+  std::vector<BufferLifetime> dense = randomBuffers(rng, 6000, 4000);
+  std::vector<BufferLifetime> sparse = dense;
+  for (BufferLifetime &buffer : sparse) {
+    buffer.first = buffer.first * 100003 + 7;
+    buffer.last = buffer.last * 100003 + 7;
+  }
+  MemoryPlan densePlan = planMemory(dense), sparsePlan = planMemory(sparse);
+  expectValidPlan(dense, densePlan);
+  EXPECT_EQ(densePlan.offsets, sparsePlan.offsets);
+  EXPECT_EQ(densePlan.arenaBytes, sparsePlan.arenaBytes);
+}
+
 TEST(MemoryPlannerTest, ReusesMemoryOfDeadBuffers) {
   // A chain: each buffer dies as the next is written.
   std::vector<BufferLifetime> buffers;

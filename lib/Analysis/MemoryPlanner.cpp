@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
-#include <queue>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -54,27 +53,67 @@ MemoryPlan planGreedyBySize(const std::vector<BufferLifetime> &buffers) {
   return plan;
 }
 
+/// Indices 0..n-1 ordered by `key`, ties by index: a counting sort where the
+/// keys span a range near n (program points), a comparison sort otherwise.
+template <typename Key>
+std::vector<uint32_t> orderByKey(size_t n, Key key) {
+  std::vector<uint32_t> order(n);
+  if (n == 0)
+    return order;
+  int64_t low = INT64_MAX, high = INT64_MIN;
+  for (size_t i = 0; i < n; ++i) {
+    low = std::min(low, key(i));
+    high = std::max(high, key(i));
+  }
+  if (uint64_t(high) - uint64_t(low) <= 4 * uint64_t(n) + 64) {
+    std::vector<uint32_t> start(size_t(high - low) + 2, 0);
+    for (size_t i = 0; i < n; ++i)
+      ++start[size_t(key(i) - low) + 1];
+    std::partial_sum(start.begin(), start.end(), start.begin());
+    for (size_t i = 0; i < n; ++i)
+      order[start[size_t(key(i) - low)]++] = uint32_t(i);
+    return order;
+  }
+  std::vector<std::pair<int64_t, uint32_t>> keyed(n);
+  for (size_t i = 0; i < n; ++i)
+    keyed[i] = {key(i), uint32_t(i)};
+  llvm::sort(keyed);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = keyed[i].second;
+  return order;
+}
+
 /// Best fit in program order: free what died, take the smallest free block
 /// that fits, grow the arena otherwise. O(n log n), for large graphs.
 MemoryPlan planBestFit(const std::vector<BufferLifetime> &buffers) {
   MemoryPlan plan;
-  plan.offsets.assign(buffers.size(), 0);
-  std::vector<size_t> order(buffers.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return buffers[a].first < buffers[b].first;
+  size_t n = buffers.size();
+  plan.offsets.assign(n, 0);
+  std::vector<uint32_t> byFirst =
+      orderByKey(n, [&](size_t i) { return buffers[i].first; });
+  std::vector<uint32_t> byLast = orderByKey(n, [&](size_t i) {
+    return std::max(buffers[i].first, buffers[i].last);
   });
 
-  std::map<int64_t, int64_t> freeByOffset;           // offset -> size
-  std::multimap<int64_t, int64_t> freeBySize;        // size -> offset
-  auto eraseFree = [&](std::map<int64_t, int64_t>::iterator block) {
+  // The free blocks by offset and by size (the smallest that fits, the
+  // first freed among equals). Their tree nodes are recycled: placing a
+  // buffer usually frees a block and adds back its remainder.
+  using ByOffset = std::map<int64_t, int64_t>; // offset -> size
+  using BySize = std::multimap<int64_t, int64_t>; // size -> offset
+  ByOffset freeByOffset;
+  BySize freeBySize;
+  std::vector<ByOffset::node_type> spareByOffset;
+  std::vector<BySize::node_type> spareBySize;
+  auto eraseFree = [&](ByOffset::iterator block) {
     auto range = freeBySize.equal_range(block->second);
     for (auto it = range.first; it != range.second; ++it)
       if (it->second == block->first) {
-        freeBySize.erase(it);
+        spareBySize.push_back(freeBySize.extract(it));
         break;
       }
-    return freeByOffset.erase(block);
+    auto next = std::next(block);
+    spareByOffset.push_back(freeByOffset.extract(block));
+    return next;
   };
   auto addFree = [&](int64_t offset, int64_t size) {
     // Coalesce with the neighbours on both sides.
@@ -91,17 +130,33 @@ MemoryPlan planBestFit(const std::vector<BufferLifetime> &buffers) {
         eraseFree(previous);
       }
     }
-    freeByOffset[offset] = size;
-    freeBySize.insert({size, offset});
+    if (spareByOffset.empty()) {
+      freeByOffset.emplace_hint(next, offset, size);
+    } else {
+      ByOffset::node_type node = std::move(spareByOffset.back());
+      spareByOffset.pop_back();
+      node.key() = offset;
+      node.mapped() = size;
+      freeByOffset.insert(next, std::move(node));
+    }
+    if (spareBySize.empty()) {
+      freeBySize.insert({size, offset});
+    } else {
+      BySize::node_type node = std::move(spareBySize.back());
+      spareBySize.pop_back();
+      node.key() = size;
+      node.mapped() = offset;
+      freeBySize.insert(std::move(node)); // after its equals, as insert does
+    }
   };
 
-  using Ending = std::pair<int64_t, size_t>; // (last, buffer)
-  std::priority_queue<Ending, std::vector<Ending>, std::greater<Ending>> live;
-  for (size_t index : order) {
+  size_t freed = 0;
+  for (uint32_t index : byFirst) {
     const BufferLifetime &buffer = buffers[index];
-    while (!live.empty() && live.top().first < buffer.first) {
-      size_t dead = live.top().second;
-      live.pop();
+    // Every buffer that ended before this one starts began earlier still,
+    // so it is placed: free them, by end.
+    for (; freed < n && buffers[byLast[freed]].last < buffer.first; ++freed) {
+      uint32_t dead = byLast[freed];
       addFree(plan.offsets[dead], alignBufferSize(buffers[dead].bytes));
     }
     int64_t size = alignBufferSize(buffer.bytes);
@@ -125,7 +180,6 @@ MemoryPlan planBestFit(const std::vector<BufferLifetime> &buffers) {
     }
     plan.offsets[index] = offset;
     plan.arenaBytes = std::max(plan.arenaBytes, offset + size);
-    live.push({buffer.last, index});
   }
   return plan;
 }
