@@ -124,7 +124,7 @@ TEST(PlacementSearchTest, FrontierPointsTradeMemoryForTime) {
   std::mt19937 rng(37);
   for (int trial = 0; trial < 60; ++trial) {
     PlacementProblem problem = makeRandomPlacementProblem(rng, 10 + trial % 40);
-    Frontier frontier = buildFrontier(problem);
+    Frontier frontier = buildFrontier(problem, solveCut(problem).placement);
     const std::vector<FrontierPoint> &points = frontier.getPoints();
     ASSERT_FALSE(points.empty());
     for (size_t i = 0; i < points.size(); ++i) {

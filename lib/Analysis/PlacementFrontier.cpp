@@ -198,11 +198,12 @@ private:
 
 } // namespace
 
-Frontier search::buildFrontier(const PlacementProblem &problem) {
+Frontier search::buildFrontier(const PlacementProblem &problem,
+                               const Placement &unconstrained) {
   SearchEffort effort = SearchEffort::forProblem(problem);
   Frontier frontier;
   Placement least = problem.leastGpuPlacement();
-  Placement free = solveCut(problem).placement;
+  const Placement &free = unconstrained;
   frontier.add(problem, least);
   frontier.add(problem, free);
   frontier.add(problem, problem.mostGpuPlacement());

@@ -12,6 +12,7 @@
 #ifndef TANDEM_LIB_ANALYSIS_PLACEMENTFRONTIER_H
 #define TANDEM_LIB_ANALYSIS_PLACEMENTFRONTIER_H
 
+#include "PlacementSearch.h"
 #include "tandem/Analysis/PlacementProblem.h"
 
 #include <optional>
@@ -46,22 +47,33 @@ private:
 /// under growing prices on GPU memory, the path that moves ops off the GPU
 /// from the unconstrained optimum one by one, and each point improved by
 /// single moves within its own arena.
-Frontier buildFrontier(const PlacementProblem &problem);
+/// `unconstrained` is the problem's minimum cut with no prices.
+Frontier buildFrontier(const PlacementProblem &problem,
+                       const Placement &unconstrained);
 
-/// A problem's frontier, built on first use and kept: the serial search
-/// and the makespan search of one solve share it.
+/// A problem's frontier and unconstrained cut, each made on first use and
+/// kept: the serial search and the makespan search of one solve share them.
 class FrontierCache {
 public:
   explicit FrontierCache(const PlacementProblem &problem) : problem(problem) {}
   const Frontier &get() {
     if (!frontier)
-      frontier = buildFrontier(problem);
+      frontier = buildFrontier(problem, unconstrainedCut().placement);
     return *frontier;
+  }
+  /// The minimum cut with no prices and nothing fixed, which the search and
+  /// the frontier both start from (on a large graph, one of the costlier
+  /// steps of a solve).
+  const Cut &unconstrainedCut() {
+    if (!unconstrained)
+      unconstrained = solveCut(problem);
+    return *unconstrained;
   }
 
 private:
   const PlacementProblem &problem;
   std::optional<Frontier> frontier;
+  std::optional<Cut> unconstrained;
 };
 
 /// What greedy (accelerate's infer_auto_device_map) can return at some

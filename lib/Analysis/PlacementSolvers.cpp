@@ -125,7 +125,7 @@ struct AutoSearch {
 };
 
 bool AutoSearch::start() {
-  Cut free = solveCut(problem);
+  const Cut &free = frontier.unconstrainedCut();
   ++cuts;
   PlacementCost freeCost = problem.evaluate(free.placement);
   lowerBoundUs = std::min(freeCost.totalUs(), free.valueUs);

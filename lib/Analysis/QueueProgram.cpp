@@ -44,31 +44,39 @@ int64_t windowBetween(int a, int b, int64_t gpuWindow) {
 std::vector<std::pair<int32_t, int32_t>>
 overlapWindows(llvm::ArrayRef<int32_t> subset,
                const std::vector<QueueClocks::Stamp> &stamps) {
+  // The subset's positions by queue, in order.
   std::array<std::vector<int32_t>, kNumQueues> byQueue;
-  for (int32_t item : subset)
-    byQueue[stamps[item].queue].push_back(item);
-  std::vector<std::pair<int32_t, int32_t>> windows;
-  windows.reserve(subset.size());
-  for (int32_t item : subset) {
-    const QueueClocks::Stamp &stamp = stamps[item];
-    int32_t first = item, last = item;
+  for (auto [position, item] : llvm::enumerate(subset))
+    byQueue[stamps[item].queue].push_back(position);
+  std::vector<std::pair<int32_t, int32_t>> windows(subset.size());
+  for (auto [position, item] : llvm::enumerate(subset))
+    windows[position] = {item, item};
+  // Along one queue an item's clocks and index only grow, so for each pair
+  // of queues both boundaries below only move forward: one sweep per pair.
+  for (const std::vector<int32_t> &own : byQueue) {
     for (const std::vector<int32_t> &queue : byQueue) {
-      // The first item of this queue that does not complete before `item`
-      // starts: its index is past the item's clock for the queue.
-      auto notDone = llvm::partition_point(queue, [&](int32_t other) {
-        return stamps[other].index <= stamp.clock[stamps[other].queue];
-      });
-      if (notDone != queue.end())
-        first = std::min(first, *notDone);
-      // The last one that does not start after `item` completes: clocks
-      // only grow along a queue.
-      auto after = llvm::partition_point(queue, [&](int32_t other) {
-        return stamps[other].clock[stamp.queue] < stamp.index;
-      });
-      if (after != queue.begin())
-        last = std::max(last, *std::prev(after));
+      size_t notDone = 0, after = 0;
+      for (int32_t position : own) {
+        const QueueClocks::Stamp &stamp = stamps[subset[position]];
+        // The first item of `queue` that does not complete before this one
+        // starts: its index is past the item's clock for the queue.
+        while (notDone < queue.size()) {
+          const QueueClocks::Stamp &other = stamps[subset[queue[notDone]]];
+          if (other.index > stamp.clock[other.queue])
+            break;
+          ++notDone;
+        }
+        // One past the last that does not start after this one completes.
+        while (after < queue.size() &&
+               stamps[subset[queue[after]]].clock[stamp.queue] < stamp.index)
+          ++after;
+        auto &[first, last] = windows[position];
+        if (notDone < queue.size())
+          first = std::min(first, subset[queue[notDone]]);
+        if (after > 0)
+          last = std::max(last, subset[queue[after - 1]]);
+      }
     }
-    windows.push_back({first, last});
   }
   return windows;
 }
