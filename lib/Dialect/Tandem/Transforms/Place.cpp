@@ -129,8 +129,8 @@ struct Place : tandem::impl::PlaceBase<Place> {
       // Price the IR that will be emitted: fold and merge duplicates first,
       // so no later cleanup changes what the report describes. A function
       // that is already placed is kept as it is.
-      if (!isPlaced(func) && failed(runPipeline(cleanup, func)))
-        return signalPassFailure();
+      if (!isPlaced(func))
+        cleanup->run(func);
       // A scheduled function is placed again from its devices; the
       // schedule is made again after the transfers.
       clearSchedule(func);
@@ -172,8 +172,7 @@ struct Place : tandem::impl::PlaceBase<Place> {
   }
 
   LogicalResult initialize(MLIRContext *context) override {
-    cleanup = OpPassManager(OpPassManager::Nesting::Implicit);
-    addPrePlacementCleanup(cleanup);
+    cleanup.emplace(context);
     return success();
   }
 
@@ -226,7 +225,7 @@ struct Place : tandem::impl::PlaceBase<Place> {
         });
   }
 
-  OpPassManager cleanup;
+  std::optional<PrePlacementCleanup> cleanup;
 
   LogicalResult writeReport(const PlacementGraph &graph,
                             const PlacementResult &result,

@@ -2,9 +2,14 @@
 
 #include "tandem/Dialect/Tandem/Transforms/Passes.h"
 
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
-#include "mlir/Transforms/Passes.h"
+#include "mlir/Transforms/CSE.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -34,10 +39,47 @@ void tandem::buildPlacementPipeline(OpPassManager &pm,
   pm.addPass(createPlanMemory());
 }
 
+PrePlacementCleanup::PrePlacementCleanup(MLIRContext *context) {
+  // The patterns --canonicalize collects.
+  RewritePatternSet patterns(context);
+  for (Dialect *dialect : context->getLoadedDialects())
+    dialect->getCanonicalizationPatterns(patterns);
+  for (RegisteredOperationName op : context->getRegisteredOperations())
+    op.getCanonicalizationPatterns(patterns, context);
+  canonicalization = FrozenRewritePatternSet(std::move(patterns));
+}
+
+void PrePlacementCleanup::run(Operation *op) const {
+  // --canonicalize's defaults; like it, a rewrite that does not converge
+  // within its iterations leaves valid IR and is not an error.
+  GreedyRewriteConfig config;
+  config.useTopDownTraversal = true;
+  config.enableRegionSimplification = GreedySimplifyRegionLevel::Normal;
+  (void)applyPatternsAndFoldGreedily(op, canonicalization, config);
+  IRRewriter rewriter(op->getContext());
+  DominanceInfo dominance(op);
+  eliminateCommonSubExpressions(rewriter, dominance, op);
+  sinkSources(op);
+}
+
+namespace {
+struct PrePlacementCleanupPass
+    : PassWrapper<PrePlacementCleanupPass, OperationPass<>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(PrePlacementCleanupPass)
+  llvm::StringRef getArgument() const override {
+    return "tandem-pre-placement-cleanup";
+  }
+  LogicalResult initialize(MLIRContext *context) override {
+    cleanup.emplace(context);
+    return success();
+  }
+  void runOnOperation() override { cleanup->run(getOperation()); }
+  std::optional<PrePlacementCleanup> cleanup;
+};
+} // namespace
+
 void tandem::addPrePlacementCleanup(OpPassManager &pm) {
-  pm.addPass(createCanonicalizerPass());
-  pm.addPass(createCSEPass());
-  pm.addPass(createSinkSources());
+  pm.addPass(std::make_unique<PrePlacementCleanupPass>());
 }
 
 void tandem::registerPlacementPipeline() {

@@ -25,7 +25,7 @@ Operation *firstUserInBlock(Operation *op, Block &block) {
   return first;
 }
 
-void sinkSources(Block &block) {
+void sinkSourcesOf(Block &block) {
   SmallVector<Operation *> sources;
   for (Operation &op : block)
     if (op.getNumOperands() == 0 && op.getNumResults() > 0 &&
@@ -39,9 +39,11 @@ void sinkSources(Block &block) {
 }
 
 struct SinkSources : tandem::impl::SinkSourcesBase<SinkSources> {
-  void runOnOperation() override {
-    getOperation()->walk([](Block *block) { sinkSources(*block); });
-  }
+  void runOnOperation() override { tandem::sinkSources(getOperation()); }
 };
 
 } // namespace
+
+void tandem::sinkSources(Operation *op) {
+  op->walk([](Block *block) { sinkSourcesOf(*block); });
+}
