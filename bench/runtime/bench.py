@@ -321,7 +321,8 @@ def peak_gpu_bytes(name, model, args, work, fuse):
 
 
 def sgemm(m, n, k, runs):
-    """(us, GFLOP/s) of one sgemm m x n x k, the better of two runs."""
+    """(us, GFLOP/s) of one sgemm m x n x k: the mean of `runs` calls after
+    a first one, as the compiled models are timed; the better of two rounds."""
     best = None
     for _ in range(2):
         out = subprocess.run([os.path.join(BUILD, "bin", "tandem-bench-sgemm"),
