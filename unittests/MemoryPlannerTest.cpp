@@ -76,6 +76,21 @@ TEST(MemoryPlannerTest, BestFitDependsOnTheOrderOfPointsAlone) {
   EXPECT_EQ(densePlan.arenaBytes, sparsePlan.arenaBytes);
 }
 
+TEST(MemoryPlannerTest, BestFitPlacesBuffersOfNoBytes) {
+  // Zero-size tensors are legal: among thousands of buffers (best fit), one
+  // of no bytes sharing an offset with a live buffer must not corrupt the
+  // free blocks.
+  std::mt19937 rng(4);
+  std::vector<BufferLifetime> buffers = randomBuffers(rng, 5000, 3000);
+  for (size_t i = 0; i < buffers.size(); i += 7)
+    buffers[i].bytes = 0;
+  buffers.push_back({0, 0, 0});
+  buffers.push_back({64, 0, 1});
+  buffers.push_back({64, 2, 3});
+  buffers.push_back({64, 3, 3});
+  expectValidPlan(buffers, planMemory(buffers));
+}
+
 TEST(MemoryPlannerTest, ReusesMemoryOfDeadBuffers) {
   // A chain: each buffer dies as the next is written.
   std::vector<BufferLifetime> buffers;

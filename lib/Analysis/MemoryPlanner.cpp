@@ -91,9 +91,12 @@ MemoryPlan planBestFit(const std::vector<BufferLifetime> &buffers) {
   plan.offsets.assign(n, 0);
   std::vector<uint32_t> byFirst =
       orderByKey(n, [&](size_t i) { return buffers[i].first; });
-  std::vector<uint32_t> byLast = orderByKey(n, [&](size_t i) {
+  // A lifetime that ends before it starts is taken to end where it starts,
+  // so that no buffer is freed before it is placed.
+  auto end = [&](size_t i) {
     return std::max(buffers[i].first, buffers[i].last);
-  });
+  };
+  std::vector<uint32_t> byLast = orderByKey(n, end);
 
   // The free blocks by offset and by size (the smallest that fits, the
   // first freed among equals). Their tree nodes are recycled: placing a
@@ -155,10 +158,15 @@ MemoryPlan planBestFit(const std::vector<BufferLifetime> &buffers) {
     const BufferLifetime &buffer = buffers[index];
     // Every buffer that ended before this one starts began earlier still,
     // so it is placed: free them, by end.
-    for (; freed < n && buffers[byLast[freed]].last < buffer.first; ++freed) {
+    for (; freed < n && end(byLast[freed]) < buffer.first; ++freed) {
       uint32_t dead = byLast[freed];
-      addFree(plan.offsets[dead], alignBufferSize(buffers[dead].bytes));
+      if (buffers[dead].bytes > 0)
+        addFree(plan.offsets[dead], alignBufferSize(buffers[dead].bytes));
     }
+    // A buffer of no bytes takes no room (offset 0): a free block of size 0
+    // would sit at the offset of a live buffer.
+    if (buffer.bytes <= 0)
+      continue;
     int64_t size = alignBufferSize(buffer.bytes);
     auto fit = freeBySize.lower_bound(size);
     int64_t offset;

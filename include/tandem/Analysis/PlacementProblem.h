@@ -139,9 +139,9 @@ public:
 
   /// Fills in the sorted consumer and host-consumer lists from the ops'
   /// operands, and the packed copy the hot loops read; call after adding
-  /// ops and values, and again after changing which values an op reads,
-  /// a value's size, or which ops are weights or reshapes (changing pins
-  /// and times needs no call).
+  /// ops and values, and again after changing which values an op reads, a
+  /// value's size, producer or flags (weight, result), or which ops are
+  /// reshapes (changing pins and times needs no call).
   void finalize();
 
   int64_t getNumPoints() const { return 2 * int64_t(ops.size()) + 1; }
