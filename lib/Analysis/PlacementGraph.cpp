@@ -31,9 +31,7 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     return func->emitError("placement needs a function with one block");
   Block &block = body.front();
 
-  // Room for every op and value up front, and each op's lists at their
-  // size: the lists are then allocated once each, in op order, which is
-  // the order every pass of the search reads them in.
+  // Room for every op and value up front: no regrowth of the arrays.
   size_t numOps = block.getOperations().size(), numValues = block.getNumArguments();
   for (Operation &op : block)
     numValues += op.getNumResults();
@@ -155,8 +153,6 @@ tandem::buildPlacementGraph(FunctionOpInterface func,
     if (placed.cpuUs == kUnreachable && !problem.hasGpu)
       return op.emitError("can run only on a GPU, and the profile has none");
 
-    placed.operands.reserve(op.getNumOperands());
-    placed.results.reserve(op.getNumResults());
     for (auto [operandIndex, operand] : llvm::enumerate(op.getOperands())) {
       auto it = valueIndex.find(operand);
       if (it == valueIndex.end())

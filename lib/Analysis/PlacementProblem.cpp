@@ -345,18 +345,11 @@ PlacementProblem::moveEffect(Placement &placement, llvm::ArrayRef<int> moved,
 PlacementCost PlacementProblem::evaluate(const Placement &placement,
                                         std::vector<int64_t> *livePerPoint) const {
   PlacementCost cost;
-  // GPU memory as a difference array over the program points. One pass over
-  // the ops: their times, and their workspaces (live at the op's point).
-  std::vector<int64_t> delta(getNumPoints() + 1, 0);
   for (auto [index, op] : llvm::enumerate(ops)) {
-    if (placement[index]) {
+    if (placement[index])
       cost.gpuComputeUs += op.gpuUs;
-      int64_t point = 2 * int64_t(index) + 1;
-      delta[point] += alignBufferSize(op.gpuWorkspaceBytes);
-      delta[point + 1] -= alignBufferSize(op.gpuWorkspaceBytes);
-    } else {
+    else
       cost.cpuComputeUs += op.cpuUs;
-    }
   }
   // One pass over the values: transfers, and the GPU buffers.
   std::vector<BufferLifetime> buffers;
@@ -380,6 +373,9 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement,
           break;
         }
       });
+  appendWorkspaces(placement, buffers, nullptr);
+  // GPU memory as a difference array over the program points.
+  std::vector<int64_t> delta(getNumPoints() + 1, 0);
   for (const BufferLifetime &buffer : buffers) {
     delta[buffer.first] += alignBufferSize(buffer.bytes);
     delta[buffer.last + 1] -= alignBufferSize(buffer.bytes);
