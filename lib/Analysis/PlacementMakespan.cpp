@@ -55,8 +55,12 @@ MakespanPrediction predictWithin(const PlacementProblem &problem,
   std::optional<int64_t> limit;
   if (problem.hasGpu)
     limit = budget;
+  // Copies are not widened here: the widening is greedy, so with a larger
+  // budget it can end slower, and the search promises never to. The pass
+  // widens the chosen placement's copies, which only shortens its schedule.
   WindowChoice choice = chooseScheduleWindow(
-      program, limit, getDefaultScheduleWindows(), hintWindow);
+      program, limit, getDefaultScheduleWindows(), hintWindow,
+      /*wideningEffort=*/0);
   return {choice.makespanUs, choice.window};
 }
 

@@ -18,7 +18,8 @@ namespace {
 /// known to start after the copy.
 constexpr int64_t kCpuArenaWindow = 8;
 
-constexpr int kCpu = int(QueueKind::CPU), kGpu = int(QueueKind::GPU);
+constexpr int kCpu = int(QueueKind::CPU), kGpu = int(QueueKind::GPU),
+              kH2d = int(QueueKind::H2D);
 
 bool onArena(int queue, Arena arena) {
   // The copy engines touch both arenas; each compute queue its own.
@@ -81,6 +82,63 @@ overlapWindows(llvm::ArrayRef<int32_t> subset,
   return windows;
 }
 
+/// Widens the windows of the program's host-to-device copies, one copy at a
+/// time in block order, beyond `windows.back()` (the one every item keeps):
+/// each copy takes the widest of `windows` whose GPU arena, with the copies
+/// before it as widened, fits `budget`. A wider window only drops the
+/// copy's waits, so no widening lengthens the makespan. The search for a
+/// copy starts at the window the one before it took (neighbours mostly take
+/// the same) and steps wider while it fits, or narrower until it does.
+/// At most `effort` / items tries. Leaves the program's waits those of the
+/// result; returns how many copies were widened.
+int64_t widenCopyWindows(QueueProgram &program, int64_t budget,
+                         llvm::ArrayRef<int64_t> windows, int64_t effort) {
+  const size_t base = windows.size() - 1;
+  const int64_t items = int64_t(program.items.size());
+  int64_t tries = effort / std::max<int64_t>(items, 1);
+  std::vector<int64_t> copyWindows(items, 0);
+  auto fits = [&](int32_t copy, size_t level) {
+    --tries;
+    copyWindows[copy] = windows[level];
+    program.chooseWaits(windows[base], copyWindows);
+    std::vector<BufferLifetime> lifetimes = program.arenaLifetimes(Arena::GPU);
+    bool fitting = peakLiveBytes(lifetimes) <= budget &&
+                   planMemory(lifetimes).arenaBytes <= budget;
+    if (!fitting)
+      copyWindows[copy] = 0;
+    return fitting;
+  };
+  int64_t widened = 0;
+  size_t level = 0; // where the next copy's search starts
+  for (int32_t copy = 0; copy < items && tries > 0; ++copy) {
+    const QueueItem &item = program.items[copy];
+    // A copy the base window cannot hold back, or that takes no time,
+    // gains nothing.
+    if (item.queue != kH2d || item.us <= 0 || copy < windows[base])
+      continue;
+    size_t found = base;
+    if (fits(copy, level)) {
+      found = level;
+      while (found > 0 && tries > 0 && fits(copy, found - 1))
+        --found;
+    } else {
+      for (size_t narrower = level + 1; narrower < base && tries > 0;
+           ++narrower)
+        if (fits(copy, narrower)) {
+          found = narrower;
+          break;
+        }
+    }
+    if (found < base) {
+      copyWindows[copy] = windows[found];
+      ++widened;
+      level = found;
+    }
+  }
+  program.chooseWaits(windows[base], copyWindows);
+  return widened;
+}
+
 } // namespace
 
 llvm::ArrayRef<int64_t> tandem::getDefaultScheduleWindows() {
@@ -89,7 +147,10 @@ llvm::ArrayRef<int64_t> tandem::getDefaultScheduleWindows() {
   return windows;
 }
 
-void QueueProgram::chooseWaits(int64_t gpuWindow) {
+void QueueProgram::chooseWaits(int64_t gpuWindow,
+                               llvm::ArrayRef<int64_t> copyWindows) {
+  assert((copyWindows.empty() || copyWindows.size() == items.size()) &&
+         "one copy window per item");
   concurrent = true;
   std::array<std::vector<int32_t>, kNumQueues> issued;
   std::vector<QueueClocks::Stamp> stamps(items.size());
@@ -102,9 +163,12 @@ void QueueProgram::chooseWaits(int64_t gpuWindow) {
     for (int32_t input : item.inputs)
       if (items[input].queue != queue)
         needed.push_back(input);
+    int64_t ownGpuWindow = gpuWindow;
+    if (queue == kH2d && !copyWindows.empty() && copyWindows[index] != 0)
+      ownGpuWindow = copyWindows[index];
     for (int other = 0; other < kNumQueues; ++other) {
       int64_t window =
-          other == queue ? 0 : windowBetween(queue, other, gpuWindow);
+          other == queue ? 0 : windowBetween(queue, other, ownGpuWindow);
       if (window == 0 || window == kUnboundedWindow || index < window)
         continue;
       // The last item of `other` at least `window` items before this one.
@@ -251,7 +315,8 @@ SimulatedSchedule tandem::simulateQueueProgram(const QueueProgram &program) {
 WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
                                           std::optional<int64_t> gpuBudgetBytes,
                                           llvm::ArrayRef<int64_t> windows,
-                                          int64_t hint) {
+                                          int64_t hint,
+                                          int64_t wideningEffort) {
   // A wider window only drops waits (an item waits for an earlier item of
   // the same queue), so it never lengthens the makespan: the widest window
   // that fits is the fastest. It also keeps buffers live longer, so the
@@ -304,6 +369,15 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
   else
     chosen = firstFitting(0, start - 1);
   chosen = std::min(chosen, windows.size() - 1);
-  program.chooseWaits(windows[chosen]);
-  return {windows[chosen], simulateQueueProgram(program).makespanUs};
+  WindowChoice choice;
+  choice.window = windows[chosen];
+  // Only a budget that refused a wider window leaves copies to widen.
+  if (gpuBudgetBytes && chosen > 0 && allBuffers > *gpuBudgetBytes)
+    choice.widenedCopies =
+        widenCopyWindows(program, *gpuBudgetBytes,
+                         windows.take_front(chosen + 1), wideningEffort);
+  else
+    program.chooseWaits(choice.window);
+  choice.makespanUs = simulateQueueProgram(program).makespanUs;
+  return choice;
 }

@@ -93,8 +93,11 @@ public:
   /// `gpuWindow`: a wait for each input produced on another queue, and
   /// one for the items of other queues sharing an arena more than the
   /// window before it (the CPU arena keeps a window of its own). A wait
-  /// that earlier waits already imply is left out.
-  void chooseWaits(int64_t gpuWindow);
+  /// that earlier waits already imply is left out. `copyWindows`, if not
+  /// empty, has an entry per item: a host-to-device copy whose entry is
+  /// not 0 keeps that window to the GPU arena's other queues instead of
+  /// `gpuWindow`, its own prefetch depth.
+  void chooseWaits(int64_t gpuWindow, llvm::ArrayRef<int64_t> copyWindows = {});
 
   /// Each item's place in its queue and what is known to complete before
   /// it starts, from the waits.
@@ -129,23 +132,36 @@ struct SimulatedSchedule {
 /// An unscheduled program runs its items back to back.
 SimulatedSchedule simulateQueueProgram(const QueueProgram &program);
 
+/// The work chooseScheduleWindow may spend widening copies' windows, in
+/// items visited (each try visits every item a few times): a few hundred
+/// tries on a model of a few hundred ops, a few on a 100k-op one.
+constexpr int64_t kScheduleWideningEffort = int64_t(1) << 17;
+
 /// What choosing the window of a schedule found.
 struct WindowChoice {
   int64_t window = 1;
   double makespanUs = 0;
+  /// Host-to-device copies given a wider window than `window`.
+  int64_t widenedCopies = 0;
 };
 
 /// Keeps the widest of `windows` (sorted widest first) whose GPU arena fits
 /// `gpuBudgetBytes`, the fastest of those that fit, found by bisection (a
 /// window of 1 is always taken as fitting: it keeps the GPU arena's queues
 /// in program order, the memory placement checked; if none fits, the
-/// narrowest); leaves the program's waits those of the chosen window.
-/// `hint`, if one of `windows`, is tried first: the window a similar program
-/// took (the placement search's neighbours mostly take the same).
+/// narrowest). Where the budget refused a wider window, it then widens the
+/// window of each host-to-device copy, one at a time in block order, to the
+/// widest of the wider `windows` whose arena still fits: one window for the
+/// whole program is set by its most crowded stretch, while a copy
+/// elsewhere can often be prefetched further. Leaves the program's waits
+/// those of the choice. `hint`, if one of `windows`, is tried first: the
+/// window a similar program took (the placement search's neighbours mostly
+/// take the same). `wideningEffort` rations the widening (0: none).
 WindowChoice chooseScheduleWindow(QueueProgram &program,
                                   std::optional<int64_t> gpuBudgetBytes,
                                   llvm::ArrayRef<int64_t> windows,
-                                  int64_t hint = 0);
+                                  int64_t hint = 0,
+                                  int64_t wideningEffort = kScheduleWideningEffort);
 
 } // namespace mlir::tandem
 

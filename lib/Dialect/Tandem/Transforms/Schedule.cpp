@@ -72,7 +72,7 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
     }
     FunctionOpInterface reported = getReportedFunction(module);
     for (FunctionOpInterface func : getModelFunctions(module)) {
-      FailureOr<int64_t> chosen = scheduleFunction(func, *profile);
+      FailureOr<WindowChoice> chosen = scheduleFunction(func, *profile);
       if (failed(chosen))
         return signalPassFailure();
       if (!report.empty() && func == reported &&
@@ -82,8 +82,8 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
   }
 
   /// Schedules `func` with the best window that fits its budget; returns
-  /// the window.
-  FailureOr<int64_t> scheduleFunction(FunctionOpInterface func,
+  /// the choice.
+  FailureOr<WindowChoice> scheduleFunction(FunctionOpInterface func,
                                       const DeviceProfile &profile) {
     Block &block = func.getFunctionBody().front();
     clearSchedule(func);
@@ -128,12 +128,13 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
                                                  : std::to_string(fits.window));
     }
     insertWaits(*built);
-    return chosen.window;
+    return chosen;
   }
 
   /// Adds the schedule to the placement report --tandem-place wrote.
   LogicalResult addToReport(FunctionOpInterface func,
-                            const DeviceProfile &profile, int64_t chosen) {
+                            const DeviceProfile &profile,
+                            const WindowChoice &chosen) {
     auto fail = [&](const llvm::Twine &why) {
       return func.emitError() << "cannot add the schedule to the placement "
                                  "report '"
@@ -177,8 +178,9 @@ struct Schedule : tandem::impl::ScheduleBase<Schedule> {
       busy[stringifyQueueKind(QueueKind(queue))] = times.busyUs[queue];
     (*predicted)["queue_busy"] = std::move(busy);
     (*root)["schedule_window"] =
-        chosen == kUnboundedWindow ? llvm::json::Value(nullptr)
-                             : llvm::json::Value(chosen);
+        chosen.window == kUnboundedWindow ? llvm::json::Value(nullptr)
+                                          : llvm::json::Value(chosen.window);
+    (*root)["schedule_widened_copies"] = chosen.widenedCopies;
     (*root)["schedule_waits"] = times.crossQueueWaits;
     (*root)["schedule"] = scheduleToJSON(times);
     if (llvm::Error error = writeFileAtomically(

@@ -169,6 +169,9 @@ def Schedule : Pass<"tandem-schedule", "::mlir::ModuleOp"> {
     placement checked) and keeps the one with the shortest predicted
     makespan whose GPU arena, laid out under the schedule as
     --tandem-plan-memory will, fits the budget (`tandem.gpu_memory_budget`).
+    Where the budget refused a wider window, each host-to-device copy then
+    gets the widest window of its own that still fits, one copy at a time
+    in block order (a chosen window only; a fixed one is kept as given).
 
     With `report=FILE`, adds the schedule to the placement report in FILE:
     the predicted makespan and serial time, each queue's busy time, the copy
