@@ -3,6 +3,8 @@
 // Under the makespan objective a placement is priced by the schedule
 // --tandem-schedule will make of it: the same QueueProgram, built from the
 // problem instead of the IR, with the widest window whose GPU arena fits.
+// The pass then widens copies where the budget has room, which can only
+// shorten it: the price is what the emitted schedule takes at most.
 //
 // `auto` prices every point of the problem's frontier whose arena fits the
 // budget: placements that keep less on the GPU leave memory for streamed

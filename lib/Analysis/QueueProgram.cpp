@@ -84,12 +84,13 @@ overlapWindows(llvm::ArrayRef<int32_t> subset,
 
 /// Widens the windows of the program's host-to-device copies, one copy at a
 /// time in block order, beyond `windows.back()` (the one every item keeps):
-/// each copy takes the widest of `windows` whose GPU arena, with the copies
-/// before it as widened, fits `budget`. A wider window only drops the
-/// copy's waits, so no widening lengthens the makespan. The search for a
-/// copy starts at the window the one before it took (neighbours mostly take
-/// the same) and steps wider while it fits, or narrower until it does.
-/// At most `effort` / items tries. Leaves the program's waits those of the
+/// each copy takes a wider window of `windows` whose GPU arena, with the
+/// copies before it as widened, fits `budget`. A wider window lets the copy
+/// wait for less and no other item for more, so no widening lengthens the
+/// makespan. A copy for which the next wider window does not fit costs one
+/// try; for the others the search starts at the window the last widened
+/// copy took (neighbours mostly take the same) and steps wider while it
+/// fits, or narrower until it does. At most `effort` / items tries. Leaves the program's waits those of the
 /// result; returns how many copies were widened.
 int64_t widenCopyWindows(QueueProgram &program, int64_t budget,
                          llvm::ArrayRef<int64_t> windows, int64_t effort) {
@@ -116,24 +117,29 @@ int64_t widenCopyWindows(QueueProgram &program, int64_t budget,
     // gains nothing.
     if (item.queue != kH2d || item.us <= 0 || copy < windows[base])
       continue;
-    size_t found = base;
-    if (fits(copy, level)) {
-      found = level;
-      while (found > 0 && tries > 0 && fits(copy, found - 1))
-        --found;
-    } else {
-      for (size_t narrower = level + 1; narrower < base && tries > 0;
-           ++narrower)
-        if (fits(copy, narrower)) {
-          found = narrower;
-          break;
-        }
+    // Where even the next wider window does not fit, a wider one rarely
+    // will (the arena mostly grows with the window): one try.
+    if (!fits(copy, base - 1))
+      continue;
+    size_t found = base - 1;
+    if (level < found && tries > 0) {
+      if (fits(copy, level)) {
+        found = level;
+      } else {
+        for (size_t narrower = level + 1; narrower < base - 1 && tries > 0;
+             ++narrower)
+          if (fits(copy, narrower)) {
+            found = narrower;
+            break;
+          }
+      }
     }
-    if (found < base) {
-      copyWindows[copy] = windows[found];
-      ++widened;
-      level = found;
-    }
+    // From where the last widened copy stood (or wider), step wider.
+    while (found > 0 && found <= level && tries > 0 && fits(copy, found - 1))
+      --found;
+    copyWindows[copy] = windows[found];
+    ++widened;
+    level = found;
   }
   program.chooseWaits(windows[base], copyWindows);
   return widened;

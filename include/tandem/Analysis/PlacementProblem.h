@@ -248,9 +248,11 @@ enum class PlacementObjective { Serial, Makespan };
 std::optional<PlacementObjective> parsePlacementObjective(llvm::StringRef name);
 llvm::StringRef stringifyPlacementObjective(PlacementObjective objective);
 
-/// What --tandem-schedule will predict for a placement under the problem's
-/// budget: the queue program --tandem-insert-transfers makes of it, with
-/// the widest window whose GPU arena fits.
+/// The makespan a placement is priced at under the problem's budget: the
+/// queue program --tandem-insert-transfers makes of it, with the widest
+/// window for the whole program whose GPU arena fits. --tandem-schedule
+/// starts from that window and widens copies where the budget has room, so
+/// it predicts this or less.
 struct MakespanPrediction {
   double us = 0;
   int64_t window = 1;

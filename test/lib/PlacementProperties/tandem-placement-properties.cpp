@@ -14,8 +14,10 @@
 //              budget (and below exact's optimum)
 //   report     the report recomputes to its own serial time, and describes
 //              the IR the pipeline emits: devices, transfers, peak, arena;
-//              the queue program placement priced is the one the emitted
-//              IR runs, item by item, with the same waits and makespan
+//              the queue program the pass makes of the placement (its
+//              window, then copies widened) is the one the emitted IR
+//              runs, item by item, with the same waits and makespan, and
+//              is never slower than placement priced
 //   feedback   the pipeline run on its own output changes nothing
 //
 // Prints the placements tried, the violations per property and the slowest
@@ -261,8 +263,8 @@ private:
   void checkPipeline(ModuleOp prepared, const std::string &profileName,
                      int64_t budget, PlacementStrategy strategy,
                      const Outcome &outcome, const std::string &what);
-  /// The emitted, scheduled function's queue program against the one
-  /// placement builds for the outcome's placement with the same window.
+  /// The emitted, scheduled function's queue program against the one the
+  /// pass makes of the outcome's placement (scheduleLikeThePass).
   std::optional<std::string>
   compareWithPlacementProgram(func::FuncOp func, const Outcome &outcome);
 
