@@ -202,19 +202,22 @@ private:
 };
 
 std::mutex poolMutex;
-std::unique_ptr<Pool> instance; // started on first use
+// Started on first use. A loop holds its own reference, so stopping the
+// workers while another thread's loop runs (a model closed as another is
+// opened and run) lets that loop finish on the pool it started on.
+std::shared_ptr<Pool> instance;
 
-Pool &pool() {
+std::shared_ptr<Pool> pool() {
   std::lock_guard<std::mutex> lock(poolMutex);
   if (!instance)
-    instance = std::make_unique<Pool>();
-  return *instance;
+    instance = std::make_shared<Pool>();
+  return instance;
 }
 
 } // namespace
 
 int64_t tandem::rt::poolThreads() {
-  return insideTask ? 1 : int64_t(pool().size());
+  return insideTask ? 1 : int64_t(pool()->size());
 }
 
 void tandem::rt::parallelFor(int64_t count, int64_t costPerItem,
@@ -226,7 +229,8 @@ void tandem::rt::parallelFor(int64_t count, int64_t costPerItem,
     body(0, count);
     return;
   }
-  Pool &workers = pool();
+  std::shared_ptr<Pool> held = pool();
+  Pool &workers = *held;
   if (workers.size() == 1) {
     body(0, count);
     return;
@@ -241,6 +245,11 @@ void tandem::rt::parallelFor(int64_t count, int64_t costPerItem,
 }
 
 void tandem::rt::stopWorkers() {
-  std::lock_guard<std::mutex> lock(poolMutex);
-  instance.reset();
+  std::shared_ptr<Pool> stopped;
+  {
+    std::lock_guard<std::mutex> lock(poolMutex);
+    stopped = std::move(instance);
+  }
+  // Joined here, outside the lock, unless a loop still holds the pool: then
+  // when that loop ends.
 }

@@ -21,8 +21,8 @@ void parallelFor(int64_t count, int64_t costPerItem,
 int64_t poolThreads();
 
 /// Stops the worker threads (they start again on the next parallelFor):
-/// what unloading a compiled model's library needs. No parallelFor may be
-/// running.
+/// what unloading a compiled model's library needs. A parallelFor running
+/// on another thread finishes first, on the workers it started with.
 void stopWorkers();
 
 } // namespace tandem::rt
