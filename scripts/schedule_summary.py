@@ -22,6 +22,7 @@ def main():
     serial, makespan = predicted["serial"], predicted["makespan"]
     bound = report["makespan_lower_bound_us"]
     window = report["schedule_window"]
+    widened = report.get("schedule_widened_copies", 0)
     print(f"serial {serial:.1f} us (one op at a time), makespan {makespan:.1f} us "
           f"(queues at once): {serial / makespan if makespan else 1:.2f}x; "
           f"lower bound {bound:.1f} us (makespan {makespan / bound if bound else 1:.2f}x it)")
@@ -29,7 +30,8 @@ def main():
     print("busy: " + ", ".join(f"{q} {busy[q]:.1f} us" for q in QUEUES) +
           f"; copy time hidden under compute {predicted['hidden_copy']:.1f} us; "
           f"{report['schedule_waits']} waits; window "
-          f"{'unbounded' if window is None else window}")
+          f"{'unbounded' if window is None else window}" +
+          (f" ({widened} copies prefetched further)" if widened else ""))
     if makespan <= 0:
         return
     scale = width / makespan

@@ -77,6 +77,12 @@ MIB = 1 << 20
 GIB = 1 << 30
 
 
+def widened_note(report):
+    """', N copies widened beyond it' where the pass widened copies."""
+    widened = report.get("schedule_widened_copies") or 0
+    return f", {widened} copies widened beyond it" if widened else ""
+
+
 def placements_term(terms):
     """The bound's placements term as printed: '-' where not computed."""
     us = terms.get("placements")
@@ -927,7 +933,8 @@ def table_b(compiler, quick, measure):
               f"copy in flight); H2D busy {busy['h2d']:.0f} us, hidden "
               f"{pred(rep, 'hidden_copy'):.0f} us; {ahead} of {n_h2d} H2D "
               f"copies start while the GPU is still computing; window "
-              f"{rep.get('schedule_window') or 'unbounded'}; lower bound "
+              f"{rep.get('schedule_window') or 'unbounded'}"
+              f"{widened_note(rep)}; lower bound "
               f"{rep['makespan_lower_bound_us']:.0f} us (chain "
               f"{rep['makespan_bound_terms_us']['chain']:.0f}, load "
               f"{rep['makespan_bound_terms_us']['load']:.0f})")
