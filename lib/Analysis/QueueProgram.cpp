@@ -82,6 +82,16 @@ overlapWindows(llvm::ArrayRef<int32_t> subset,
   return windows;
 }
 
+/// Whether the GPU arena of the program, under its waits, laid out as
+/// --tandem-plan-memory will, fits `budget`.
+bool gpuArenaFits(const QueueProgram &program, int64_t budget) {
+  std::vector<BufferLifetime> lifetimes = program.arenaLifetimes(Arena::GPU);
+  // The bytes live at once bound any layout from below: over the budget,
+  // no layout is needed to say it does not fit.
+  return peakLiveBytes(lifetimes) <= budget &&
+         planMemory(lifetimes).arenaBytes <= budget;
+}
+
 /// Widens the windows of the program's host-to-device copies, one copy at a
 /// time in block order, beyond `windows.back()` (the one every item keeps):
 /// each copy takes a wider window of `windows` whose GPU arena, with the
@@ -90,8 +100,9 @@ overlapWindows(llvm::ArrayRef<int32_t> subset,
 /// makespan. A copy for which the next wider window does not fit costs one
 /// try; for the others the search starts at the window the last widened
 /// copy took (neighbours mostly take the same) and steps wider while it
-/// fits, or narrower until it does. At most `effort` / items tries. Leaves the program's waits those of the
-/// result; returns how many copies were widened.
+/// fits, or narrower until it does. At most `effort` / items tries. Leaves
+/// the program's waits those of the result; returns how many copies were
+/// widened.
 int64_t widenCopyWindows(QueueProgram &program, int64_t budget,
                          llvm::ArrayRef<int64_t> windows, int64_t effort) {
   const size_t base = windows.size() - 1;
@@ -102,9 +113,7 @@ int64_t widenCopyWindows(QueueProgram &program, int64_t budget,
     --tries;
     copyWindows[copy] = windows[level];
     program.chooseWaits(windows[base], copyWindows);
-    std::vector<BufferLifetime> lifetimes = program.arenaLifetimes(Arena::GPU);
-    bool fitting = peakLiveBytes(lifetimes) <= budget &&
-                   planMemory(lifetimes).arenaBytes <= budget;
+    bool fitting = gpuArenaFits(program, budget);
     if (!fitting)
       copyWindows[copy] = 0;
     return fitting;
@@ -330,7 +339,6 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
   // bisection, the widest tried first.
   assert(!windows.empty() && llvm::is_sorted(windows, std::greater<int64_t>()) &&
          "windows widest first");
-  std::vector<int64_t> arenas(windows.size(), -1);
   // Every GPU buffer at once within the budget: every window fits.
   int64_t allBuffers = 0;
   for (const ArenaBuffer &buffer : program.buffers)
@@ -340,13 +348,7 @@ WindowChoice tandem::chooseScheduleWindow(QueueProgram &program,
     if (windows[index] == 1 || !gpuBudgetBytes || allBuffers <= *gpuBudgetBytes)
       return true; // its arena is laid out once chosen
     program.chooseWaits(windows[index]);
-    std::vector<BufferLifetime> lifetimes = program.arenaLifetimes(Arena::GPU);
-    // The bytes live at once bound any layout from below: over the budget,
-    // no layout is needed to say it does not fit.
-    if (peakLiveBytes(lifetimes) > *gpuBudgetBytes)
-      return false;
-    arenas[index] = planMemory(lifetimes).arenaBytes;
-    return arenas[index] <= *gpuBudgetBytes;
+    return gpuArenaFits(program, *gpuBudgetBytes);
   };
   // The first that fits in [low, high); high = size: none does, and the
   // narrowest is taken, keeping the least memory.

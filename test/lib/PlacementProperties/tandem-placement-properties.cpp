@@ -145,8 +145,10 @@ PlacementObjective objective = PlacementObjective::Makespan;
 
 struct Outcome {
   bool placed = false;
-  /// The objective's value; the serial time; the predicted makespan.
+  /// The objective's value; the serial time; the predicted makespan, and
+  /// the schedule window it was priced with.
   double totalUs = 0, serialUs = 0, makespanUs = 0;
+  int64_t makespanWindow = 1;
   int64_t peak = 0, arena = 0;
   Placement placement;
   std::string error;
@@ -263,10 +265,13 @@ private:
   void checkPipeline(ModuleOp prepared, const std::string &profileName,
                      int64_t budget, PlacementStrategy strategy,
                      const Outcome &outcome, const std::string &what);
-  /// The emitted, scheduled function's queue program against the one the
-  /// pass makes of the outcome's placement (scheduleLikeThePass).
+  /// The emitted, scheduled function's queue program against `scheduled`,
+  /// the one the pass makes of the outcome's placement (scheduleLikeThePass,
+  /// which chose `choice`).
   std::optional<std::string>
-  compareWithPlacementProgram(func::FuncOp func, const Outcome &outcome);
+  compareWithPlacementProgram(func::FuncOp func, const Outcome &outcome,
+                              const QueueProgram &scheduled,
+                              const WindowChoice &choice);
 
 public:
   /// The problem being swept, and the profile, for the comparison above.
@@ -276,25 +281,23 @@ public:
 
 std::optional<std::string>
 PropertyChecker::compareWithPlacementProgram(func::FuncOp func,
-                                             const Outcome &outcome) {
+                                             const Outcome &outcome,
+                                             const QueueProgram &scheduled,
+                                             const WindowChoice &choice) {
   FailureOr<BlockQueueProgram> ir =
       buildQueueProgram(func.getBody().front(), profile);
   if (failed(ir))
     return std::string("the emitted IR has no queue program");
-  QueueProgram priced;
-  WindowChoice scheduled = scheduleLikeThePass(*problem, outcome.placement,
-                                               priced);
-  MakespanPrediction prediction = predictMakespan(*problem, outcome.placement);
-  if (scheduled.window != prediction.window)
+  if (choice.window != outcome.makespanWindow)
     return llvm::formatv("the pass chose the window {0}, placement priced {1}",
-                         scheduled.window, prediction.window)
+                         choice.window, outcome.makespanWindow)
         .str();
-  if (scheduled.makespanUs > prediction.us * (1 + 1e-9))
+  if (choice.makespanUs > outcome.makespanUs * (1 + 1e-9))
     return llvm::formatv("the pass's schedule takes {0} us, longer than the "
                          "{1} us placement priced",
-                         scheduled.makespanUs, prediction.us)
+                         choice.makespanUs, outcome.makespanUs)
         .str();
-  return compareQueuePrograms(ir->program, priced);
+  return compareQueuePrograms(ir->program, scheduled);
 }
 
 Outcome PropertyChecker::place(const PlacementProblem &problem,
@@ -323,7 +326,9 @@ Outcome PropertyChecker::place(const PlacementProblem &problem,
         result->minCutSolves, result->searchNodes, elapsed);
   PlacementCost cost = problem.evaluate(result->placement);
   outcome.serialUs = cost.totalUs();
-  outcome.makespanUs = predictMakespan(problem, result->placement).us;
+  MakespanPrediction prediction = predictMakespan(problem, result->placement);
+  outcome.makespanUs = prediction.us;
+  outcome.makespanWindow = prediction.window;
   bool bySerial = objective == PlacementObjective::Serial;
   outcome.totalUs = bySerial ? outcome.serialUs : outcome.makespanUs;
   outcome.peak = cost.peakGpuBytes;
@@ -565,8 +570,9 @@ void PropertyChecker::checkPipeline(ModuleOp prepared,
   // widened by the pass.
   double makespan = *r.getObject("predicted_us")->getNumber("makespan");
   QueueProgram scheduled;
-  double passUs =
-      scheduleLikeThePass(*problem, outcome.placement, scheduled).makespanUs;
+  WindowChoice choice =
+      scheduleLikeThePass(*problem, outcome.placement, scheduled);
+  double passUs = choice.makespanUs;
   if (std::fabs(makespan - passUs) > 1e-6 * std::max(1.0, passUs))
     tally.violate("report",
                   what + llvm::formatv(": the schedule's makespan {0} us is "
@@ -575,7 +581,7 @@ void PropertyChecker::checkPipeline(ModuleOp prepared,
                                        makespan, passUs)
                              .str());
   if (std::optional<std::string> mismatch =
-          compareWithPlacementProgram(func, outcome))
+          compareWithPlacementProgram(func, outcome, scheduled, choice))
     tally.violate("report", what + ": " + *mismatch);
 
   // Fed back: the same IR and the same report.
