@@ -117,4 +117,31 @@ TEST(MemoryPlannerTest, LivePeakIsAtTheFirstFullestPoint) {
   EXPECT_EQ(peak.point, 2);
 }
 
+TEST(MemoryPlannerTest, LivePeakMatchesAPointByPointCount) {
+  // Dense program points (summed per point) and sparse ones (sorted
+  // events) against counting every point.
+  std::mt19937 rng(7);
+  for (int spread : {1, 1000}) {
+    for (int round = 0; round < 50; ++round) {
+      std::vector<BufferLifetime> buffers = randomBuffers(rng, 1 + round, 40);
+      for (BufferLifetime &buffer : buffers) {
+        buffer.first *= spread;
+        buffer.last *= spread;
+      }
+      LivePeak expected;
+      for (int64_t point = 0; point < 40 * spread; ++point) {
+        int64_t live = 0;
+        for (const BufferLifetime &buffer : buffers)
+          if (buffer.first <= point && point <= buffer.last)
+            live += alignBufferSize(buffer.bytes);
+        if (live > expected.bytes)
+          expected = {live, point};
+      }
+      LivePeak peak = findLivePeak(buffers);
+      EXPECT_EQ(peak.bytes, expected.bytes) << "spread " << spread;
+      EXPECT_EQ(peak.point, expected.point) << "spread " << spread;
+    }
+  }
+}
+
 } // namespace

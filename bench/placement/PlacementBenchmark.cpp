@@ -10,7 +10,7 @@
 // 2. Scale: the placement pipeline on model-shaped graphs of 1k to 1M ops,
 //    as a ratio to parsing and verifying the same text, in one process.
 //
-// Usage: tandem-bench-placement [--max-ops N] [--quick]
+// Usage: tandem-bench-placement [--max-ops N] [--quick] [--scale-only]
 //
 //===----------------------------------------------------------------------===//
 
@@ -300,9 +300,9 @@ void runScale(MLIRContext &context, int64_t maxOps) {
   llvm::outs() << "== Scale: the placement pipeline (place, insert "
                   "transfers, plan memory) against parsing and verifying the "
                   "same text\n\n";
-  llvm::outs() << llvm::formatv("{0,9} {1,-8} {2,11} {3,11} {4,11} {5,8}\n",
+  llvm::outs() << llvm::formatv("{0,9} {1,-8} {2,11} {3,11} {4,11} {5,8} {6,12}\n",
                                 "ops", "budget", "parse s", "pipeline s",
-                                "place s", "ratio");
+                                "place s", "ratio", "place ratio");
   for (int64_t ops : {1000, 10000, 100000, 1000000}) {
     if (ops > maxOps)
       break;
@@ -338,9 +338,10 @@ void runScale(MLIRContext &context, int64_t maxOps) {
       ok &= succeeded(placeOnly.run(*again));
       double placeEnd = seconds();
       llvm::outs() << llvm::formatv(
-          "{0,9} {1,-8} {2,11:F3} {3,11:F3} {4,11:F3} {5,8:F2}{6}\n", ops, name,
-          parsed - start, after - before, placeEnd - placeStart,
-          (after - before) / (parsed - start), ok ? "" : "  FAILED");
+          "{0,9} {1,-8} {2,11:F3} {3,11:F3} {4,11:F3} {5,8:F2} {6,12:F2}{7}\n",
+          ops, name, parsed - start, after - before, placeEnd - placeStart,
+          (after - before) / (parsed - start),
+          (placeEnd - placeStart) / (parsed - start), ok ? "" : "  FAILED");
       llvm::outs().flush();
     }
   }
@@ -350,15 +351,18 @@ void runScale(MLIRContext &context, int64_t maxOps) {
 
 int main(int argc, char **argv) {
   int64_t maxOps = 1000000;
-  bool quick = false;
+  bool quick = false, scaleOnly = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--max-ops") && i + 1 < argc) {
       maxOps = std::atoll(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--scale-only")) {
+      scaleOnly = true;
     } else if (!std::strcmp(argv[i], "--quick")) {
       quick = true;
       maxOps = std::min<int64_t>(maxOps, 10000);
     } else {
-      llvm::errs() << "usage: tandem-bench-placement [--max-ops N] [--quick]\n";
+      llvm::errs() << "usage: tandem-bench-placement [--max-ops N] [--quick] "
+                      "[--scale-only]\n";
       return 1;
     }
   }
@@ -368,7 +372,8 @@ int main(int argc, char **argv) {
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
   context.disableMultithreading();
-  runQuality(context, quick);
+  if (!scaleOnly)
+    runQuality(context, quick);
   runScale(context, maxOps);
   return 0;
 }

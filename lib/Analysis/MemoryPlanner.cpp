@@ -203,8 +203,34 @@ MemoryPlan tandem::planMemory(const std::vector<BufferLifetime> &buffers) {
 }
 
 LivePeak tandem::findLivePeak(const std::vector<BufferLifetime> &buffers) {
-  // Sweep over lifetime boundaries: +size at `first`, -size after `last`;
-  // at one point, frees sort before allocations of the next.
+  // The bytes live at a point are the sum of +size at each `first` and
+  // -size after each `last` up to it; frees and allocations at one point
+  // are summed before the point is compared, and the first point with the
+  // most is reported.
+  if (buffers.empty())
+    return {};
+  int64_t low = INT64_MAX, high = INT64_MIN;
+  for (const BufferLifetime &buffer : buffers) {
+    low = std::min({low, buffer.first, buffer.last + 1});
+    high = std::max({high, buffer.first, buffer.last + 1});
+  }
+  LivePeak peak;
+  int64_t live = 0;
+  // Program points are dense: sum per point in one array (no sort).
+  if (uint64_t(high) - uint64_t(low) <= 4 * uint64_t(buffers.size()) + 64) {
+    std::vector<int64_t> delta(size_t(high - low) + 1, 0);
+    for (const BufferLifetime &buffer : buffers) {
+      int64_t size = alignBufferSize(buffer.bytes);
+      delta[size_t(buffer.first - low)] += size;
+      delta[size_t(buffer.last + 1 - low)] -= size;
+    }
+    for (size_t at = 0; at < delta.size(); ++at) {
+      live += delta[at];
+      if (live > peak.bytes)
+        peak = {live, low + int64_t(at)};
+    }
+    return peak;
+  }
   std::vector<std::pair<int64_t, int64_t>> events;
   events.reserve(2 * buffers.size());
   for (const BufferLifetime &buffer : buffers) {
@@ -213,8 +239,6 @@ LivePeak tandem::findLivePeak(const std::vector<BufferLifetime> &buffers) {
     events.push_back({buffer.last + 1, -size});
   }
   llvm::sort(events);
-  LivePeak peak;
-  int64_t live = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     live += events[i].second;
     bool lastAtPoint =

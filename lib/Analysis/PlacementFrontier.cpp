@@ -38,7 +38,11 @@ std::vector<Placement> search::greedyPrefixes(const PlacementProblem &problem,
 
 bool Frontier::add(const PlacementProblem &problem,
                    const Placement &placement) {
-  PlacementCost cost = problem.evaluate(placement);
+  return add(problem, placement, problem.evaluate(placement));
+}
+
+bool Frontier::add(const PlacementProblem &problem, const Placement &placement,
+                   const PlacementCost &cost) {
   double us = cost.totalUs();
   // A faster point with no larger peak beats it before any layout.
   for (const FrontierPoint &point : points)
@@ -93,8 +97,9 @@ void addPricedCuts(const PlacementProblem &problem,
   std::vector<Sample> samples;
   auto sample = [&](double alpha) {
     Placement placement = cutAt(alpha);
-    frontier.add(problem, placement);
-    Sample result{alpha, problem.evaluate(placement).peakGpuBytes};
+    PlacementCost cost = problem.evaluate(placement);
+    frontier.add(problem, placement, cost);
+    Sample result{alpha, cost.peakGpuBytes};
     cuts.push_back(std::move(placement));
     return result;
   };
@@ -167,21 +172,23 @@ public:
     if (seeds.size() > size_t(effort.seedsPerLevel))
       seeds.resize(effort.seedsPerLevel);
     std::optional<Placement> best;
+    PlacementCost bestCost;
     double bestUs = kUnreachable;
     for (const Placement *seed : seeds) {
       std::optional<Placement> repaired = repairToFit(problem, *seed, level);
       if (!repaired)
         continue;
       improveLocally(problem, *repaired, level, effort.localChecks);
-      double us = problem.evaluate(*repaired).totalUs();
-      if (us < bestUs) {
-        bestUs = us;
+      PlacementCost cost = problem.evaluate(*repaired);
+      if (cost.totalUs() < bestUs) {
+        bestUs = cost.totalUs();
+        bestCost = cost;
         best = std::move(repaired);
       }
     }
     if (!best)
       return;
-    frontier.add(problem, *best);
+    frontier.add(problem, *best, bestCost);
     last = std::move(*best);
   }
 

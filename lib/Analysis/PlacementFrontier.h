@@ -31,6 +31,9 @@ public:
   /// Adds `placement` unless a point as fast with an arena as small is
   /// there; drops the points it beats. Returns true if it was added.
   bool add(const PlacementProblem &problem, const Placement &placement);
+  /// The same, with the placement's cost known.
+  bool add(const PlacementProblem &problem, const Placement &placement,
+           const PlacementCost &cost);
 
   /// The fastest point whose arena is at most `budget`, or null.
   const FrontierPoint *bestWithin(int64_t budget) const;

@@ -265,6 +265,7 @@ std::vector<BufferLifetime>
 PlacementProblem::gpuBuffers(const Placement &placement,
                              std::vector<BufferMembers> *members) const {
   std::vector<BufferLifetime> buffers;
+  buffers.reserve(values.size());
   if (members)
     members->clear();
   DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
@@ -353,6 +354,7 @@ PlacementCost PlacementProblem::evaluate(const Placement &placement,
   }
   // One pass over the values: transfers, and the GPU buffers.
   std::vector<BufferLifetime> buffers;
+  buffers.reserve(values.size());
   DenseBufferOf bufferOf{std::vector<int>(values.size(), -1)};
   collectGpuBuffers(
       placement, llvm::seq<int>(0, values.size()), bufferOf, buffers, nullptr,

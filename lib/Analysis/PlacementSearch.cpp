@@ -128,9 +128,9 @@ namespace {
 /// peak, evaluated exactly among the most promising candidates.
 Placement repairOneByOne(const PlacementProblem &problem, Placement placement,
                          int64_t peakTarget, const Fixing &locked,
-                         int candidates) {
+                         int candidates, PlacementCost &cost) {
   while (true) {
-    PlacementCost cost = problem.evaluate(placement);
+    cost = problem.evaluate(placement);
     if (cost.peakGpuBytes <= peakTarget)
       return placement;
     std::optional<std::vector<int>> move = cheapestMoveOffPeak(
@@ -148,10 +148,11 @@ Placement repairOneByOne(const PlacementProblem &problem, Placement placement,
 /// doubles, so a long graph with the same excess at every point is repaired
 /// in a few rounds, not one per point.
 Placement repairInRounds(const PlacementProblem &problem, Placement placement,
-                         int64_t peakTarget, const Fixing &locked) {
+                         int64_t peakTarget, const Fixing &locked,
+                         PlacementCost &cost) {
   int64_t margin = 0;
   while (true) {
-    PlacementCost cost = problem.evaluate(placement);
+    cost = problem.evaluate(placement);
     if (cost.peakGpuBytes <= peakTarget)
       return placement;
     std::vector<std::pair<double, GpuHolding>> moves;
@@ -277,14 +278,15 @@ search::cheapestMoveOffPeak(const PlacementProblem &problem,
 
 Placement search::repairPeak(const PlacementProblem &problem,
                              Placement placement, int64_t peakTarget,
-                             const Fixing *fixed) {
+                             PlacementCost &cost, const Fixing *fixed) {
   Fixing free(problem.ops.size(), -1);
   const Fixing &locked = fixed ? *fixed : free;
   SearchEffort effort = SearchEffort::forProblem(problem);
   if (effort.repairOneByOne)
     return repairOneByOne(problem, std::move(placement), peakTarget, locked,
-                          effort.repairCandidates);
-  return repairInRounds(problem, std::move(placement), peakTarget, locked);
+                          effort.repairCandidates, cost);
+  return repairInRounds(problem, std::move(placement), peakTarget, locked,
+                        cost);
 }
 
 std::optional<Placement> search::repairToFit(const PlacementProblem &problem,
@@ -295,8 +297,8 @@ std::optional<Placement> search::repairToFit(const PlacementProblem &problem,
   // Each round lowers the peak target by the layout's overshoot, so it ends
   // when the layout fits or nothing more can leave the GPU.
   for (int round = 0; round < 64 && target >= 0; ++round) {
-    placement = repairPeak(problem, std::move(placement), target, fixed);
-    PlacementCost cost = problem.evaluate(placement);
+    PlacementCost cost;
+    placement = repairPeak(problem, std::move(placement), target, cost, fixed);
     if (cost.peakGpuBytes > target)
       return std::nullopt;
     int64_t arena = problem.arenaBytes(placement);

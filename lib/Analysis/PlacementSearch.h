@@ -145,9 +145,10 @@ std::vector<GpuHolding> opsHoldingGpuMemory(const PlacementProblem &problem,
 
 /// Moves ops off the GPU until the peak of live bytes is at most
 /// `peakTarget`, the cheapest time per byte freed first. Ops fixed by
-/// `fixed` stay.
+/// `fixed` stay. `cost` is set to the result's.
 Placement repairPeak(const PlacementProblem &problem, Placement placement,
-                     int64_t peakTarget, const Fixing *fixed = nullptr);
+                     int64_t peakTarget, PlacementCost &cost,
+                     const Fixing *fixed = nullptr);
 
 /// repairPeak until the laid-out arena fits `budget`: when the layout
 /// overshoots, the peak target drops by the overshoot and repair goes on.

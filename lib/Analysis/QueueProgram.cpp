@@ -244,6 +244,7 @@ QueueProgram::arenaLifetimes(Arena arena, std::vector<int> *indices) const {
     slot[item] = position;
 
   std::vector<BufferLifetime> lifetimes;
+  lifetimes.reserve(buffers.size());
   if (indices)
     indices->clear();
   for (auto [index, buffer] : llvm::enumerate(buffers)) {
@@ -297,14 +298,20 @@ SimulatedSchedule tandem::simulateQueueProgram(const QueueProgram &program) {
     times.makespanUs = std::max(times.makespanUs, end);
   }
   // Copy time hidden under compute: the part of each copy's interval that
-  // the union of the compute intervals covers.
-  std::vector<std::pair<double, double>> compute;
+  // the union of the compute intervals covers. Each queue's items start in
+  // program order (a queue runs one item at a time, and all items run on
+  // one lane when not concurrent), so the compute intervals come by start
+  // from merging the CPU's and the GPU's.
+  std::vector<std::pair<double, double>> cpu, gpu;
   for (size_t index = 0; index < count; ++index) {
     int queue = program.items[index].queue;
     if (queue == kCpu || queue == kGpu)
-      compute.push_back({times.startUs[index], times.endUs[index]});
+      (queue == kCpu ? cpu : gpu)
+          .push_back({times.startUs[index], times.endUs[index]});
   }
-  llvm::sort(compute);
+  std::vector<std::pair<double, double>> compute(cpu.size() + gpu.size());
+  std::merge(cpu.begin(), cpu.end(), gpu.begin(), gpu.end(), compute.begin());
+  assert(llvm::is_sorted(compute) && "a queue's items start in order");
   std::vector<std::pair<double, double>> busy;
   for (auto interval : compute) {
     if (!busy.empty() && interval.first <= busy.back().second)

@@ -60,11 +60,17 @@ int64_t tandem::getElementByteSize(Type elementType) {
 }
 
 int64_t tandem::getNumElements(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped)
+  // Ranked tensors first: a type-ID compare, where ShapedType is an
+  // interface lookup (this runs for every value on every verification).
+  ArrayRef<int64_t> shape;
+  if (auto tensor = dyn_cast<RankedTensorType>(type))
+    shape = tensor.getShape();
+  else if (auto shaped = dyn_cast<ShapedType>(type))
+    shape = shaped.getShape();
+  else
     return 1;
   int64_t count = 1;
-  for (int64_t dim : shaped.getShape())
+  for (int64_t dim : shape)
     if (dim < 0 || llvm::MulOverflow(count, dim, count))
       return std::numeric_limits<int64_t>::max();
   return count;
