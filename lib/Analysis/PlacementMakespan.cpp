@@ -50,10 +50,11 @@ using namespace mlir::tandem::search;
 
 namespace {
 
+/// The makespan of `program` (a placement's queue program; its waits are
+/// chosen here) with the widest window that fits `budget`.
 MakespanPrediction predictWithin(const PlacementProblem &problem,
-                                 const Placement &placement, int64_t budget,
+                                 QueueProgram &program, int64_t budget,
                                  int64_t hintWindow = 0) {
-  QueueProgram program = buildQueueProgram(problem, placement);
   std::optional<int64_t> limit;
   if (problem.hasGpu)
     limit = budget;
@@ -64,6 +65,13 @@ MakespanPrediction predictWithin(const PlacementProblem &problem,
       program, limit, getDefaultScheduleWindows(), hintWindow,
       /*wideningEffort=*/0);
   return {choice.makespanUs, choice.window};
+}
+
+MakespanPrediction predictWithin(const PlacementProblem &problem,
+                                 const Placement &placement, int64_t budget,
+                                 int64_t hintWindow = 0) {
+  QueueProgram program = buildQueueProgram(problem, placement);
+  return predictWithin(problem, program, budget, hintWindow);
 }
 
 } // namespace
@@ -87,9 +95,8 @@ public:
 
   /// The makespan of `placement` with only data ordering the queues: no
   /// window makes it shorter.
-  double unwindowedUs(const Placement &placement) {
+  double unwindowedUs(QueueProgram &program) {
     spend(1);
-    QueueProgram program = buildQueueProgram(problem, placement);
     program.chooseWaits(kUnboundedWindow);
     return simulateQueueProgram(program).makespanUs;
   }
@@ -99,16 +106,23 @@ public:
   /// Of equal makespans, the one with less work in all (the serial time)
   /// wins: it leaves the queues more room for the next move.
   bool offer(const Placement &placement) {
-    if (found() && unwindowedUs(placement) > tieThreshold())
-      return false;
+    // Built once for both the quick test and the windows.
+    std::optional<QueueProgram> program;
+    if (found()) {
+      program = buildQueueProgram(problem, placement);
+      if (unwindowedUs(*program) > tieThreshold())
+        return false;
+    }
     spend(2);
     PlacementCost cost = problem.evaluate(placement);
     if (problem.hasGpu && !problem.fitsWithin(placement, cost, budget))
       return false;
     spend(3);
     ++evaluations;
+    if (!program)
+      program = buildQueueProgram(problem, placement);
     MakespanPrediction predicted =
-        predictWithin(problem, placement, budget, bestWindow);
+        predictWithin(problem, *program, budget, bestWindow);
     double us = predicted.us;
     if (found() && (us > tieThreshold() ||
                     (us >= threshold() &&

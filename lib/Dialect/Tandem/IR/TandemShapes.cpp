@@ -77,7 +77,9 @@ int64_t tandem::getNumElements(Type type) {
 }
 
 int64_t tandem::getNumBytes(Type type) {
-  Type elementType = getElementTypeOrSelf(type);
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  Type elementType =
+      tensor ? tensor.getElementType() : getElementTypeOrSelf(type);
   if (!elementType.isIntOrIndexOrFloat())
     return 0;
   int64_t bytes;
