@@ -93,8 +93,8 @@ public:
   MakespanSearch(const PlacementProblem &problem, int64_t budget)
       : problem(problem), budget(budget) {}
 
-  /// The makespan of `placement` with only data ordering the queues: no
-  /// window makes it shorter.
+  /// The makespan of a placement's queue `program` with only data ordering
+  /// the queues (its waits are replaced): no window makes it shorter.
   double unwindowedUs(QueueProgram &program) {
     spend(1);
     program.chooseWaits(kUnboundedWindow);
