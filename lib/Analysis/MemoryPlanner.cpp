@@ -53,6 +53,12 @@ MemoryPlan planGreedyBySize(const std::vector<BufferLifetime> &buffers) {
   return plan;
 }
 
+/// Whether `n` program points from `low` to `high` are dense enough that an
+/// array over the range (a counting sort, a sum per point) beats sorting.
+bool pointsAreDense(int64_t low, int64_t high, size_t n) {
+  return uint64_t(high) - uint64_t(low) <= 4 * uint64_t(n) + 64;
+}
+
 /// Indices 0..n-1 ordered by `key`, ties by index: a counting sort where the
 /// keys span a range near n (program points), a comparison sort otherwise.
 template <typename Key>
@@ -65,7 +71,7 @@ std::vector<uint32_t> orderByKey(size_t n, Key key) {
     low = std::min(low, key(i));
     high = std::max(high, key(i));
   }
-  if (uint64_t(high) - uint64_t(low) <= 4 * uint64_t(n) + 64) {
+  if (pointsAreDense(low, high, n)) {
     std::vector<uint32_t> start(size_t(high - low) + 2, 0);
     for (size_t i = 0; i < n; ++i)
       ++start[size_t(key(i) - low) + 1];
@@ -216,8 +222,8 @@ LivePeak tandem::findLivePeak(const std::vector<BufferLifetime> &buffers) {
   }
   LivePeak peak;
   int64_t live = 0;
-  // Program points are dense: sum per point in one array (no sort).
-  if (uint64_t(high) - uint64_t(low) <= 4 * uint64_t(buffers.size()) + 64) {
+  // Dense points: a sum per point in one array (no sort).
+  if (pointsAreDense(low, high, buffers.size())) {
     std::vector<int64_t> delta(size_t(high - low) + 1, 0);
     for (const BufferLifetime &buffer : buffers) {
       int64_t size = alignBufferSize(buffer.bytes);
