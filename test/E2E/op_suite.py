@@ -434,6 +434,12 @@ with np.errstate(all="ignore"):
     case("softmax masked with -inf and NaN", [masked],
          "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<3x4xf32>",
          "tensor<3x4xf32>", lambda v: softmax(v, 1))
+# Shifted inputs on both sides of ln(FLT_MIN) = -87.34: exp underflows to 0
+# below it and stays a normal float above it.
+underflow = np.array([[0.0, -87.0, -87.3, -87.4, -100.0, -inf]], np.float32)
+case("softmax of inputs near exp's underflow", [underflow],
+     "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<1x6xf32>",
+     "tensor<1x6xf32>", lambda v: softmax(v, 1))
 pooled = np.array([[[[1.0, nan, 2.0, 3.0], [0.0, -1.0, inf, 1.0],
                      [-inf, -inf, 4.0, 5.0], [-inf, -inf, 6.0, nan]]]],
                   np.float32)
