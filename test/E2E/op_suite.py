@@ -631,6 +631,11 @@ long_case("reduce_mean over axis 0 of 300x1100", wide, "reduce_mean", [0], (1100
           in_f64(lambda v: v.mean(0)))
 long_case("reduce_min over axis 0 of 300x1100", wide, "reduce_min", [0], (1100,),
           lambda v: v.min(0))
+# NaN in columns of different blocks of 256, in rows far from the first.
+wide_nan = wide.copy()
+wide_nan[299, 3] = wide_nan[150, 700] = wide_nan[7, 1099] = np.nan
+long_case("reduce_max over axis 0 of 300x1100 with NaN", wide_nan, "reduce_max", [0],
+          (1100,), lambda v: v.max(0))
 around = f32(40, 3, 700)
 long_case("reduce_sum over axes 0 and 2 of 40x3x700", around, "reduce_sum", [0, 2],
           (3,), in_f64(lambda v: v.sum((0, 2))))

@@ -26,9 +26,147 @@ template <typename Acc> Acc sum(Acc total, Acc v) {
     return total + v;
 }
 
+/// What a reduction folds its elements with.
+enum class Fold { Sum, Max, Min };
+
+template <Fold F, typename Acc> Acc foldIdentity() {
+  if constexpr (F == Fold::Max)
+    return std::numeric_limits<Acc>::lowest();
+  else if constexpr (F == Fold::Min)
+    return std::numeric_limits<Acc>::max();
+  else
+    return Acc(0);
+}
+
+/// `acc` with `v` folded in. Max and min ignore NaN here (a comparison with
+/// it is false); the callers track NaN beside them, so that the loops stay
+/// plain selects the compiler vectorizes.
+template <Fold F, typename Acc> Acc fold(Acc acc, Acc v) {
+  if constexpr (F == Fold::Max)
+    return v > acc ? v : acc;
+  else if constexpr (F == Fold::Min)
+    return v < acc ? v : acc;
+  else
+    return sum(acc, v);
+}
+
+/// The output of a fold of `count` elements: a mean divides, and a NaN
+/// among the elements wins a max or a min.
+template <Fold F, typename T, typename Acc>
+T finishFold(Acc acc, bool nan, int64_t count, bool mean) {
+  if (mean)
+    acc = count ? acc / Acc(count) : Acc(NAN);
+  if constexpr (!std::is_integral_v<T> && F != Fold::Sum)
+    if (nan)
+      acc = Acc(NAN);
+  return T(acc);
+}
+
+/// Folds `count` rows of `width` elements, `stride` apart from `rows`,
+/// into acc[0, width) and nan[0, width), column by column (the loop over a
+/// row vectorizes).
+template <Fold F, typename T, typename Acc>
+void foldRows(const T *rows, int64_t count, int64_t stride, int64_t width,
+              Acc *acc, uint8_t *nan) {
+  for (int64_t r = 0; r < count; ++r) {
+    const T *row = rows + r * stride;
+    for (int64_t i = 0; i < width; ++i) {
+      Acc v = Acc(row[i]);
+      if constexpr (!std::is_integral_v<T>)
+        nan[i] |= v != v;
+      acc[i] = fold<F>(acc[i], v);
+    }
+  }
+}
+
+/// Folds the contiguous `run[0, n)` into `acc` and `nan`, as rows of
+/// sixteen interleaved lanes (one chain of dependent adds would wait on
+/// each add's latency).
+template <Fold F, typename T, typename Acc>
+void foldRun(const T *run, int64_t n, Acc &acc, bool &nan) {
+  constexpr int64_t kLanes = 16;
+  Acc lanes[kLanes];
+  uint8_t nanLanes[kLanes] = {};
+  for (Acc &lane : lanes)
+    lane = foldIdentity<F, Acc>();
+  int64_t whole = n / kLanes;
+  foldRows<F>(run, whole, kLanes, kLanes, lanes, nanLanes);
+  foldRows<F>(run + whole * kLanes, 1, 0, n - whole * kLanes, lanes, nanLanes);
+  for (int64_t lane = 0; lane < kLanes; ++lane) {
+    acc = fold<F>(acc, lanes[lane]);
+    nan |= nanLanes[lane] != 0;
+  }
+}
+
+/// x as [outer, count, inner], folded along count. Where inner is 1 each
+/// output folds a contiguous run (long runs of few outputs split into
+/// fixed pieces, so that the result does not depend on the thread count);
+/// else each output row of `inner` is folded from `count` contiguous rows,
+/// a block of columns at a time.
+template <Fold F, typename T, typename Acc>
+void foldConsecutive(const T *in, T *z, int64_t outer, int64_t count,
+                     int64_t inner, bool mean) {
+  if (inner == 1) {
+    constexpr int64_t kPiece = int64_t(1) << 15;
+    int64_t pieces = (count + kPiece - 1) / kPiece;
+    if (outer >= poolThreads() || pieces <= 1) {
+      parallelFor(outer, count, [&](int64_t first, int64_t last) {
+        for (int64_t o = first; o < last; ++o) {
+          Acc acc = foldIdentity<F, Acc>();
+          bool nan = false;
+          foldRun<F>(in + o * count, count, acc, nan);
+          z[o] = finishFold<F, T>(acc, nan, count, mean);
+        }
+      });
+      return;
+    }
+    std::vector<Acc> partial(size_t(outer * pieces), foldIdentity<F, Acc>());
+    std::vector<uint8_t> partialNan(partial.size(), 0);
+    parallelFor(outer * pieces, kPiece, [&](int64_t first, int64_t last) {
+      for (int64_t item = first; item < last; ++item) {
+        int64_t o = item / pieces, begin = (item % pieces) * kPiece;
+        bool nan = false;
+        foldRun<F>(in + o * count + begin, std::min(kPiece, count - begin),
+                   partial[item], nan);
+        partialNan[item] = nan;
+      }
+    });
+    for (int64_t o = 0; o < outer; ++o) {
+      Acc acc = foldIdentity<F, Acc>();
+      bool nan = false;
+      for (int64_t p = 0; p < pieces; ++p) {
+        acc = fold<F>(acc, partial[o * pieces + p]);
+        nan |= partialNan[o * pieces + p] != 0;
+      }
+      z[o] = finishFold<F, T>(acc, nan, count, mean);
+    }
+    return;
+  }
+  constexpr int64_t kBlock = 256;
+  int64_t blocks = (inner + kBlock - 1) / kBlock;
+  parallelFor(outer * blocks, count * std::min(inner, kBlock),
+              [&](int64_t first, int64_t last) {
+    Acc acc[kBlock];
+    uint8_t nan[kBlock];
+    for (int64_t item = first; item < last; ++item) {
+      int64_t o = item / blocks, begin = (item % blocks) * kBlock;
+      int64_t width = std::min(kBlock, inner - begin);
+      for (int64_t i = 0; i < width; ++i) {
+        acc[i] = foldIdentity<F, Acc>();
+        nan[i] = 0;
+      }
+      foldRows<F>(in + o * count * inner + begin, count, inner, width, acc,
+                  nan);
+      for (int64_t i = 0; i < width; ++i)
+        z[o * inner + begin + i] =
+            finishFold<F, T>(acc[i], nan[i] != 0, count, mean);
+    }
+  });
+}
+
 /// The common case, reduced axes that are consecutive dimensions: x is
-/// [outer, reduced, inner] and each output element folds one strided run,
-/// in parallel over the outputs. Returns false for other axis sets.
+/// [outer, reduced, inner] (foldConsecutive). Returns false for other axis
+/// sets.
 template <typename T, typename Acc>
 bool reduceConsecutive(int64_t kind, const TensorView &x, const TensorView &out,
                        const std::vector<int64_t> &axes) {
@@ -39,30 +177,15 @@ bool reduceConsecutive(int64_t kind, const TensorView &x, const TensorView &out,
   int64_t outer = 1, count = 1, inner = 1;
   for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
     (d < first ? outer : d <= last ? count : inner) *= x.shape[d];
-  bool isMax = kind == img::kReduceMax, isMin = kind == img::kReduceMin;
   const T *in = static_cast<const T *>(x.data);
   T *z = static_cast<T *>(out.data);
-  parallelFor(outer * inner, count, [&](int64_t begin, int64_t end) {
-    for (int64_t o = begin; o < end; ++o) {
-      const T *run = in + (o / inner) * count * inner + o % inner;
-      Acc acc = isMax   ? std::numeric_limits<Acc>::lowest()
-                : isMin ? std::numeric_limits<Acc>::max()
-                        : Acc(0);
-      bool nan = false;
-      for (int64_t r = 0; r < count; ++r) {
-        Acc v = Acc(run[r * inner]);
-        if constexpr (!std::is_integral_v<T>)
-          nan |= v != v;
-        acc = isMax ? std::max(acc, v) : isMin ? std::min(acc, v) : sum(acc, v);
-      }
-      if (kind == img::kReduceMean)
-        acc = count ? acc / Acc(count) : Acc(NAN);
-      if constexpr (!std::is_integral_v<T>)
-        if ((isMax || isMin) && nan)
-          acc = Acc(NAN);
-      z[o] = T(acc);
-    }
-  });
+  bool mean = kind == img::kReduceMean;
+  if (kind == img::kReduceMax)
+    foldConsecutive<Fold::Max, T, Acc>(in, z, outer, count, inner, false);
+  else if (kind == img::kReduceMin)
+    foldConsecutive<Fold::Min, T, Acc>(in, z, outer, count, inner, false);
+  else
+    foldConsecutive<Fold::Sum, T, Acc>(in, z, outer, count, inner, mean);
   return true;
 }
 
