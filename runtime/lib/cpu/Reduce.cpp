@@ -80,22 +80,38 @@ void foldRows(const T *rows, int64_t count, int64_t stride, int64_t width,
 }
 
 /// Folds the contiguous `run[0, n)` into `acc` and `nan`, as rows of
-/// sixteen interleaved lanes (one chain of dependent adds would wait on
-/// each add's latency).
-template <Fold F, typename T, typename Acc>
-void foldRun(const T *run, int64_t n, Acc &acc, bool &nan) {
-  constexpr int64_t kLanes = 16;
-  Acc lanes[kLanes];
-  uint8_t nanLanes[kLanes] = {};
+/// Lanes interleaved lanes (one chain of dependent adds would wait on each
+/// add's latency), which then fold pairwise (a chain through sixteen lanes
+/// cost more than a short run itself).
+template <int64_t Lanes, Fold F, typename T, typename Acc>
+void foldRunInLanes(const T *run, int64_t n, Acc &acc, bool &nan) {
+  Acc lanes[Lanes];
+  uint8_t nanLanes[Lanes] = {};
   for (Acc &lane : lanes)
     lane = foldIdentity<F, Acc>();
-  int64_t whole = n / kLanes;
-  foldRows<F>(run, whole, kLanes, kLanes, lanes, nanLanes);
-  foldRows<F>(run + whole * kLanes, 1, 0, n - whole * kLanes, lanes, nanLanes);
-  for (int64_t lane = 0; lane < kLanes; ++lane) {
-    acc = fold<F>(acc, lanes[lane]);
-    nan |= nanLanes[lane] != 0;
-  }
+  int64_t whole = n / Lanes;
+  foldRows<F>(run, whole, Lanes, Lanes, lanes, nanLanes);
+  foldRows<F>(run + whole * Lanes, 1, 0, n - whole * Lanes, lanes, nanLanes);
+  for (int64_t width = Lanes / 2; width >= 1; width /= 2)
+    for (int64_t lane = 0; lane < width; ++lane) {
+      lanes[lane] = fold<F>(lanes[lane], lanes[lane + width]);
+      nanLanes[lane] |= nanLanes[lane + width];
+    }
+  acc = fold<F>(acc, lanes[0]);
+  nan |= nanLanes[0] != 0;
+}
+
+/// foldRunInLanes with sixteen lanes for a long run, four for a short one
+/// (a global average pool over 4x4 pixels), one for a few elements (over
+/// 2x2 pixels, where setting up lanes cost twice the fold).
+template <Fold F, typename T, typename Acc>
+void foldRun(const T *run, int64_t n, Acc &acc, bool &nan) {
+  if (n >= 64)
+    foldRunInLanes<16, F>(run, n, acc, nan);
+  else if (n >= 16)
+    foldRunInLanes<4, F>(run, n, acc, nan);
+  else
+    foldRunInLanes<1, F>(run, n, acc, nan);
 }
 
 /// x as [outer, count, inner], folded along count. Where inner is 1 each
