@@ -757,6 +757,26 @@ case("cast f32 to i1 special values", [casts],
      "  %r = tandem.cast %a0 : tensor<10xf32> -> tensor<10xi1>",
      "tensor<10xi1>", lambda v: v != 0)
 
+# Integer casts keep the bits (i64 to i32 wraps, as NumPy's astype does);
+# a bool reads as 0 or 1.
+wide_ints = np.array([2 ** 40 + 5, -(2 ** 33) - 1, 2 ** 31, -7, 0], np.int64)
+case("cast i64 to i32 wraps", [wide_ints],
+     "  %r = tandem.cast %a0 : tensor<5xi64> -> tensor<5xi32>", "tensor<5xi32>",
+     lambda v: v.astype(np.int32))
+case("cast i32 to i64", [np.array([-(2 ** 31), 2 ** 31 - 1, -1], np.int32)],
+     "  %r = tandem.cast %a0 : tensor<3xi32> -> tensor<3xi64>", "tensor<3xi64>",
+     lambda v: v.astype(np.int64))
+flags = np.array([True, False, True], np.bool_)
+case("cast i1 to f32", [flags],
+     "  %r = tandem.cast %a0 : tensor<3xi1> -> tensor<3xf32>", "tensor<3xf32>",
+     lambda v: v.astype(np.float32))
+case("cast i1 to i64", [flags],
+     "  %r = tandem.cast %a0 : tensor<3xi1> -> tensor<3xi64>", "tensor<3xi64>",
+     lambda v: v.astype(np.int64))
+case("cast i64 to i1", [wide_ints],
+     "  %r = tandem.cast %a0 : tensor<5xi64> -> tensor<5xi1>", "tensor<5xi1>",
+     lambda v: v != 0)
+
 # Integer edge values wrap around in two's complement, as in NumPy and
 # PyTorch: MIN / -1 and -MIN are MIN, abs(MIN) is MIN.
 for bits, dtype in [(32, np.int32), (64, np.int64)]:

@@ -22,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -127,8 +128,22 @@ void forEachRow(std::vector<int64_t> shape, std::vector<int64_t> (&strides)[N],
   });
 }
 
+/// Calls body(std::integral_constant<unsigned, Mask>) for the Mask equal to
+/// `mask` (mask < 2^N).
+template <size_t N, unsigned Mask = 0, typename Body>
+void withStepMask(unsigned mask, Body &&body) {
+  if constexpr (Mask + 1 < (1u << N))
+    if (mask != Mask)
+      return withStepMask<N, Mask + 1>(mask, body);
+  body(std::integral_constant<unsigned, Mask>{});
+}
+
 /// forEachBroadcast for element-independent work: f(outIndex, offsets) in
-/// parallel rows (f must not accumulate across elements).
+/// parallel rows (f must not accumulate across elements). A row whose
+/// operands each step by 1 (contiguous) or 0 (a broadcast value), the
+/// common case, runs a loop with those steps fixed at compile time, which
+/// the compiler vectorizes (a select over a broadcast mask ran 5 ns an
+/// element through the general loop).
 template <size_t N, typename F>
 void forEachElement(const std::vector<int64_t> &shape,
                     const std::vector<int64_t> (&strides)[N],
@@ -139,6 +154,26 @@ void forEachElement(const std::vector<int64_t> &shape,
   forEachRow(shape, copies, costPerElement,
              [&](int64_t out, const int64_t *start, int64_t length,
                  const int64_t *step) {
+               unsigned unitSteps = 0;
+               bool simple = true;
+               for (size_t k = 0; k < N; ++k) {
+                 unitSteps |= unsigned(step[k] == 1) << k;
+                 simple &= step[k] == 0 || step[k] == 1;
+               }
+               if constexpr (N <= 3) {
+                 if (simple) {
+                   withStepMask<N>(unitSteps, [&](auto mask) {
+                     constexpr unsigned kMask = decltype(mask)::value;
+                     for (int64_t j = 0; j < length; ++j) {
+                       int64_t o[N];
+                       for (size_t k = 0; k < N; ++k)
+                         o[k] = start[k] + ((kMask >> k) & 1 ? j : 0);
+                       f(uint64_t(out + j), static_cast<const int64_t *>(o));
+                     }
+                   });
+                   return;
+                 }
+               }
                int64_t o[N];
                for (size_t k = 0; k < N; ++k)
                  o[k] = start[k];

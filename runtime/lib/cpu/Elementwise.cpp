@@ -176,9 +176,23 @@ void compare(const TensorView &a, const TensorView &b, const TensorView &out,
   uint8_t *z = static_cast<uint8_t *>(out.data);
   std::vector<int64_t> strides[2] = {broadcastStrides(a.shape, out.shape),
                                      broadcastStrides(b.shape, out.shape)};
-  forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
-    z[i] = comparePredicate(predicate, x[o[0]], y[o[1]]);
-  });
+  // The predicate fixed at compile time (comparePredicate's switch folds
+  // away), so that the loop is a plain comparison.
+  auto compareAll = [&](auto fixed) {
+    constexpr int64_t kPredicate = decltype(fixed)::value;
+    forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
+      z[i] = comparePredicate(kPredicate, x[o[0]], y[o[1]]);
+    });
+  };
+  switch (predicate) {
+  case 0: compareAll(std::integral_constant<int64_t, 0>{}); return;
+  case 1: compareAll(std::integral_constant<int64_t, 1>{}); return;
+  case 2: compareAll(std::integral_constant<int64_t, 2>{}); return;
+  case 3: compareAll(std::integral_constant<int64_t, 3>{}); return;
+  case 4: compareAll(std::integral_constant<int64_t, 4>{}); return;
+  case 5: compareAll(std::integral_constant<int64_t, 5>{}); return;
+  default: compareAll(std::integral_constant<int64_t, -1>{}); return; // false
+  }
 }
 
 //===----------------------------------------------------------------------===//
