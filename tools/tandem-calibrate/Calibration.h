@@ -54,8 +54,8 @@ struct FamilyFit {
 };
 
 /// One op of the calibration run: its family, its compute and memory times
-/// at the measured rates, the time it took (the median over the rounds of
-/// its average without the round's first call) and
+/// at the measured rates, the time it took (the best round's average
+/// without the round's first call) and
 /// the time its family's fit gives it.
 struct CalibrationSample {
   std::string family, name;

@@ -556,15 +556,6 @@ double steadyUs(const llvm::json::Object &run) {
   return (total - run.getNumber("first_us").value_or(0)) / (calls - 1);
 }
 
-/// The median of `values` (not empty); of an even count, the mean of the
-/// middle two.
-double medianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  size_t half = values.size() / 2;
-  return values.size() % 2 ? values[half]
-                           : (values[half - 1] + values[half]) / 2;
-}
-
 /// A log-spaced grid of efficiencies from `low` to `high`.
 std::vector<double> efficiencyGrid(double low, double high, int points) {
   std::vector<double> grid;
@@ -722,14 +713,10 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
         k < memory->front().size()
             ? memory->front()[k].getNumber("predicted_us").value_or(0)
             : 0;
-    // The median round: a model's run is timed by its mean, so the op's
-    // typical time, not its luckiest round (on a shared machine the best
-    // of five rounds ran 1.3-1.5x faster than the same ops in a model).
-    std::vector<double> roundUs;
+    sample.measuredUs = INFINITY;
     for (const std::vector<llvm::json::Object> &round : *timed)
       if (k < round.size())
-        roundUs.push_back(steadyUs(round[k]));
-    sample.measuredUs = roundUs.empty() ? INFINITY : medianOf(roundUs);
+        sample.measuredUs = std::min(sample.measuredUs, steadyUs(round[k]));
     samples.push_back(sample);
   }
 

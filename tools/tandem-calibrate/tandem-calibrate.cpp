@@ -87,7 +87,7 @@ static bool calibrateCpuFamilies(DeviceProfile &profile, const char *argv0) {
     return false;
   }
   llvm::errs() << llvm::formatv(
-      "tandem-calibrate: {0} ops, the median of {1} rounds of {2} runs:\n"
+      "tandem-calibrate: {0} ops, the best of {1} rounds of {2} runs:\n"
       "  {3,-15} {4,7} {5,10} {6,10} {7,9} {8,12}\n",
       calibration->samples.size(), calibration->rounds, calibration->repeat,
       "family", "samples", "compute", "memory", "fixed us", "worst error");
