@@ -65,7 +65,9 @@ struct CalibrationSample {
 struct FamilyCalibration {
   std::vector<FamilyFit> fits;
   std::vector<CalibrationSample> samples;
-  int rounds = 0, repeat = 0;
+  /// Rounds of `repeat` runs of the large ops' program, of `smallRepeat`
+  /// of the small ops'.
+  int rounds = 0, repeat = 0, smallRepeat = 0;
 };
 
 /// Compiles a model of representative ops of every family with `compiler`

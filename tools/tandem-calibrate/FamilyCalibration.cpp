@@ -76,22 +76,18 @@ public:
       warmed[index] = true;
       reduce(text.substr(at, end - at), argTypes[index]);
     }
-    const char *loc = measuring ? kMeasured : kWarmUp;
+    std::string measured = text + " loc(\"" + kMeasured + "\")";
     if (!smallOps)
-      return emit(text + " loc(\"" + loc + "\")", type);
-    std::string name =
-        emit(text + " loc(\"" + loc + "\")", type, /*returned=*/false);
+      return emit(measured, type);
+    std::string name = emit(measured, type, /*returned=*/false);
     reduce(name, type);
     return name;
   }
 
-  /// From here on, each measured op's result is read by a reduction right
-  /// after it and is then dead: the memory plan reuses its bytes, so that
-  /// the ops write into memory in the caches, as a small model's do.
+  /// From here on, each op's result is read by a reduction right after it
+  /// and is then dead: the memory plan reuses its bytes, so that the ops
+  /// write into memory in the caches, as a small model's do.
   void startSmallOps() { smallOps = true; }
-
-  /// Whether the ops that follow are measured (else they run as warm-ups).
-  void setMeasuring(bool measure) { measuring = measure; }
 
   /// An op that only feeds a measured one (its inputs' index arithmetic):
   /// run, not measured, its result not returned.
@@ -156,7 +152,7 @@ private:
   std::vector<bool> warmed;
   std::string body;
   int values = 0;
-  bool smallOps = false, measuring = true;
+  bool smallOps = false;
 };
 
 std::string tensor(const std::vector<int64_t> &shape,
@@ -376,9 +372,9 @@ void embeddingBag(CalibrationModel &m, int64_t rows, int64_t width,
        result);
 }
 
-/// Every family at shapes from a small model's to a large one's, then the
-/// small ones again as a small model runs them (CalibrationModel::op).
-CalibrationModel buildCalibrationModel() {
+/// Every family at shapes from a small model's to a large one's
+/// (CalibrationModel::op says how each is run).
+CalibrationModel buildLargeOpsModel() {
   CalibrationModel m;
   for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{16, 64, 64},
                                {128, 13, 512},
@@ -462,14 +458,19 @@ CalibrationModel buildCalibrationModel() {
   embedding(m, 200000, 32, 8192);
   embeddingBag(m, 1000, 32, 64, 16);
   embeddingBag(m, 100000, 32, 16384, 2048);
+  return m;
+}
 
-  // The small shapes of every family again, as a small model (an MLP, a
-  // recurrent cell, a tiny CNN) runs them: one after another in memory that
-  // stays in the caches.
-  // The first pass only brings them into the caches after the large ops.
+/// The small shapes of every family, as a small model (an MLP, a recurrent
+/// cell, a tiny CNN) runs them: a program of their own, run many times
+/// over, so that its code and data stay in the caches from run to run, one
+/// op after another in memory the plan reuses. (Run after the large ops in
+/// one program, the same tiny GEMMs took 3-5 us against 1.5-2.6 us in a
+/// small model.)
+CalibrationModel buildSmallOpsModel() {
+  CalibrationModel m;
   m.startSmallOps();
-  for (int repeat = 0; repeat < 3; ++repeat) {
-    m.setMeasuring(repeat > 0);
+  {
     linear(m, 128, 13, 16);
     linear(m, 128, 16, 32);
     linear(m, 4, 256, 768);
@@ -647,22 +648,16 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
   computeOnly.cpu.memoryBandwidth = kUnbounded;
   memoryOnly.cpu.f32Flops = memoryOnly.cpu.f16Flops =
       memoryOnly.cpu.bf16Flops = memoryOnly.cpu.intOps = kUnbounded;
-  std::string modelPath = path("model.mlir"), log = path("log.txt");
+  std::string log = path("log.txt");
   auto write = [&](const std::string &file,
                    const std::string &text) -> llvm::Error {
     return writeFileAtomically(file,
                                [&](llvm::raw_ostream &os) { os << text; });
   };
-  std::string modelText = buildCalibrationModel().text();
-  if (llvm::Error error = write(modelPath, modelText))
-    return std::move(error);
-  if (!saveModel.empty())
-    if (llvm::Error error = write(saveModel.str(), modelText))
-      return std::move(error);
-  // Compiles the model under `profile` and runs it `rounds` times; the op
-  // runs of each round.
-  auto compileAndRun = [&](const DeviceProfile &profile, llvm::StringRef name,
-                           int rounds, int repeat)
+  // Compiles `model` under `profile` and runs it `rounds` times of `repeat`
+  // runs; the op runs of each round.
+  auto compileAndRun = [&](llvm::StringRef model, const DeviceProfile &profile,
+                           llvm::StringRef name, int rounds, int repeat)
       -> llvm::Expected<std::vector<std::vector<llvm::json::Object>>> {
     std::string profilePath = path((name + ".json").str()),
                 binary = path(name.str());
@@ -671,7 +666,7 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
       return std::move(error);
     if (llvm::Error error = runStep(
             "compiling the calibration model", compiler,
-            {modelPath, "-o", binary, "--strategy=all-cpu",
+            {model.str(), "-o", binary, "--strategy=all-cpu",
              "--device-profile=" + profilePath},
             log))
       return std::move(error);
@@ -692,32 +687,56 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
     }
     return result;
   };
-  int rounds = quick ? 2 : 5, repeat = quick ? 3 : 10;
-  auto timed = compileAndRun(computeOnly, "compute", rounds, repeat);
-  if (!timed)
-    return timed.takeError();
-  // One run of the memory-time build gives its predictions.
-  auto memory = compileAndRun(memoryOnly, "memory", 1, 1);
-  if (!memory)
-    return memory.takeError();
+  // The large ops' program, then the small ones' (run 20 times as often: a
+  // run of it takes about a hundredth of the large one's).
+  int rounds = quick ? 2 : 5, repeat = quick ? 3 : 10, smallRepeat = 20 * repeat;
+  struct Program {
+    const char *name;
+    CalibrationModel model;
+    int repeat;
+  } programs[] = {{"large", buildLargeOpsModel(), repeat},
+                  {"small", buildSmallOpsModel(), smallRepeat}};
   std::vector<CalibrationSample> samples;
-  for (size_t k = 0; k < timed->front().size(); ++k) {
-    const llvm::json::Object &run = timed->front()[k];
-    if (run.getString("loc").value_or("") != CalibrationModel::kMeasured)
-      continue;
-    CalibrationSample sample;
-    sample.family = run.getString("family").value_or("").str();
-    sample.name = run.getString("name").value_or("").str();
-    sample.computeUs = run.getNumber("predicted_us").value_or(0);
-    sample.memoryUs =
-        k < memory->front().size()
-            ? memory->front()[k].getNumber("predicted_us").value_or(0)
-            : 0;
-    sample.measuredUs = INFINITY;
-    for (const std::vector<llvm::json::Object> &round : *timed)
-      if (k < round.size())
-        sample.measuredUs = std::min(sample.measuredUs, steadyUs(round[k]));
-    samples.push_back(sample);
+  for (const Program &program : programs) {
+    std::string modelPath = path((llvm::Twine(program.name) + ".mlir").str());
+    std::string text = program.model.text();
+    if (llvm::Error error = write(modelPath, text))
+      return std::move(error);
+    if (!saveModel.empty()) {
+      // The large ops' program at the path given, the small ones' beside it.
+      llvm::SmallString<128> saved(saveModel);
+      if (llvm::StringRef(program.name) == "small")
+        llvm::sys::path::replace_extension(saved, "small.mlir");
+      if (llvm::Error error = write(std::string(saved), text))
+        return std::move(error);
+    }
+    std::string name = program.name;
+    auto timed = compileAndRun(modelPath, computeOnly, name + "-compute",
+                               rounds, program.repeat);
+    if (!timed)
+      return timed.takeError();
+    // One run of the memory-time build gives its predictions.
+    auto memory = compileAndRun(modelPath, memoryOnly, name + "-memory", 1, 1);
+    if (!memory)
+      return memory.takeError();
+    for (size_t k = 0; k < timed->front().size(); ++k) {
+      const llvm::json::Object &run = timed->front()[k];
+      if (run.getString("loc").value_or("") != CalibrationModel::kMeasured)
+        continue;
+      CalibrationSample sample;
+      sample.family = run.getString("family").value_or("").str();
+      sample.name = run.getString("name").value_or("").str();
+      sample.computeUs = run.getNumber("predicted_us").value_or(0);
+      sample.memoryUs =
+          k < memory->front().size()
+              ? memory->front()[k].getNumber("predicted_us").value_or(0)
+              : 0;
+      sample.measuredUs = INFINITY;
+      for (const std::vector<llvm::json::Object> &round : *timed)
+        if (k < round.size())
+          sample.measuredUs = std::min(sample.measuredUs, steadyUs(round[k]));
+      samples.push_back(sample);
+    }
   }
 
   if (samples.empty())
@@ -744,5 +763,6 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
   result.samples = std::move(samples);
   result.rounds = rounds;
   result.repeat = repeat;
+  result.smallRepeat = smallRepeat;
   return result;
 }

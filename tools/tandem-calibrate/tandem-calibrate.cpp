@@ -53,7 +53,8 @@ static cl::opt<bool> verbose(
     cl::init(false));
 static cl::opt<std::string> saveModel(
     "save-model", cl::cat(calibrateCategory),
-    cl::desc("Also write the family calibration model (MLIR) to this file"),
+    cl::desc("Also write the family calibration's large-ops model (MLIR) to "
+             "this file, and its small-ops model beside it (.small.mlir)"),
     cl::value_desc("file.mlir"), cl::init(""));
 static cl::opt<std::string> compilerPath(
     "compiler", cl::cat(calibrateCategory),
@@ -87,10 +88,12 @@ static bool calibrateCpuFamilies(DeviceProfile &profile, const char *argv0) {
     return false;
   }
   llvm::errs() << llvm::formatv(
-      "tandem-calibrate: {0} ops, the best of {1} rounds of {2} runs:\n"
-      "  {3,-15} {4,7} {5,10} {6,10} {7,9} {8,12}\n",
+      "tandem-calibrate: {0} ops, the best of {1} rounds of {2} runs (the "
+      "small ops' program: of {3}):\n"
+      "  {4,-15} {5,7} {6,10} {7,10} {8,9} {9,12}\n",
       calibration->samples.size(), calibration->rounds, calibration->repeat,
-      "family", "samples", "compute", "memory", "fixed us", "worst error");
+      calibration->smallRepeat, "family", "samples", "compute", "memory",
+      "fixed us", "worst error");
   for (const tandem_calibrate::FamilyFit &fit : calibration->fits) {
     profile.cpu.family(fit.family) = fit.cost;
     llvm::errs() << llvm::formatv("  {0,-15} {1,7} {2,10:F3} {3,10:F3} "
