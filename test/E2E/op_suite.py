@@ -331,6 +331,13 @@ case("iota", [f32(1)], "  %r = tandem.iota {axis = 1 : i64} : tensor<2x3xi64>",
      "tensor<2x3xi64>", lambda _: np.broadcast_to(np.arange(3), (2, 3)))
 case("fill", [f32(1)], "  %r = tandem.fill(2.5 : f32) : tensor<2x2xf32>",
      "tensor<2x2xf32>", lambda _: np.full((2, 2), 2.5, np.float32))
+# Each element type's fill: the value converted once, then copied.
+case("fill i64", [f32(1)], "  %r = tandem.fill(-3 : i64) : tensor<3xi64>",
+     "tensor<3xi64>", lambda _: np.full(3, -3, np.int64))
+case("fill i32", [f32(1)], "  %r = tandem.fill(-70000 : i32) : tensor<5xi32>",
+     "tensor<5xi32>", lambda _: np.full(5, -70000, np.int32))
+case("fill f16", [f32(1)], "  %r = tandem.fill(1.5 : f16) : tensor<3xf16>",
+     "tensor<3xf16>", lambda _: np.full(3, 1.5, np.float16), tol=1e-3)
 case("shape", [t], "  %r = tandem.shape %a0 : tensor<2x4x5xf32> -> tensor<3xi64>",
      "tensor<3xi64>", lambda v: np.array(v.shape, np.int64))
 

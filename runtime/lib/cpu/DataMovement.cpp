@@ -191,6 +191,21 @@ bool fillKernel(int64_t, const std::vector<TensorView> &,
                 std::string &) {
   double value = img::readAttrs<img::FillAttrs>(attrs).value;
   uint64_t n = countOf(out.shape);
+  // The element converted once, then copied as a whole word (storeDouble
+  // per element cost a switch and a call each).
+  uint64_t word = 0;
+  storeDouble(out.dtype, &word, 0, value);
+  auto fillWith = [&](auto element) {
+    using Word = decltype(element);
+    std::memcpy(&element, &word, sizeof(Word));
+    std::fill_n(static_cast<Word *>(out.data), n, element);
+  };
+  switch (dtypeSize(out.dtype)) {
+  case 1: fillWith(uint8_t()); return true;
+  case 2: fillWith(uint16_t()); return true;
+  case 4: fillWith(uint32_t()); return true;
+  case 8: fillWith(uint64_t()); return true;
+  }
   for (uint64_t i = 0; i < n; ++i)
     storeDouble(out.dtype, out.data, i, value);
   return true;
