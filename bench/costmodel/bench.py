@@ -10,7 +10,9 @@ compiled for the CPU (placement all-cpu under the profile) and run with
 predicted_us.total (the same figure the binary carries), the measured time
 the binary's own --timing (the mean of the runs after the first). Per family
 the figures are those of a --profile-json round: each op's measured time
-against its predicted time.
+against its predicted time. The machine's sgemm rate and streaming bandwidth
+are measured before and after, and how far they moved is printed: on a
+shared machine every measured/predicted figure moves with them.
 
 Usage: bench/costmodel/run.sh [--profile PROFILE] [--scale S] [MODEL...]
 Without --profile it first runs `tandem-calibrate --cpu-only` (the profile
@@ -123,6 +125,17 @@ def run_model(build, profile, work, index, scale):
     return predicted, measured, families
 
 
+def machine_rates(work, tag):
+    """This machine's sgemm rate and streaming bandwidth as tandem-calibrate
+    measures them now (--rates-only: a few seconds)."""
+    path = os.path.join(work, f"rates-{tag}.json")
+    subprocess.run([os.path.join(BUILD, "bin", "tandem-calibrate"), "--cpu-only",
+                    "--rates-only", "-o", path], check=True, capture_output=True)
+    with open(path) as f:
+        cpu = json.load(f)["cpu"]
+    return cpu["peak_flops"]["f32"], cpu["memory_bandwidth"]
+
+
 def within(ratio, bounds):
     return bounds[0] <= ratio <= bounds[1]
 
@@ -138,6 +151,9 @@ def main():
     options = parser.parse_args()
     torch.set_num_threads(os.cpu_count())
     with tempfile.TemporaryDirectory() as work:
+        # The machine's rates before and after: on a shared machine they
+        # move, and with them every measured/predicted figure.
+        rates_before = machine_rates(work, "before")
         profile = options.profile
         if profile is None:
             profile = os.path.join(work, "calibrated.json")
@@ -180,6 +196,12 @@ def main():
             if ratios:
                 print(f"{family:<16} {len(ratios):>6} {ratios[0]:>15.2f} "
                       f"{ratios[len(ratios) // 2]:>7.2f} {ratios[-1]:>6.2f}")
+        rates_after = machine_rates(work, "after")
+        print(f"\nthis machine's rates moved during the run: sgemm "
+              f"{rates_before[0] / 1e9:.0f} -> {rates_after[0] / 1e9:.0f} GFLOP/s "
+              f"({rates_after[0] / rates_before[0]:.2f}x), streaming "
+              f"{rates_before[1] / 1e9:.1f} -> {rates_after[1] / 1e9:.1f} GB/s "
+              f"({rates_after[1] / rates_before[1]:.2f}x)")
         print(f"\n{in_range} of {len(models)} models within "
               f"{MODEL_RANGE[0]}-{MODEL_RANGE[1]} measured/predicted; "
               f"{family_ok} of {family_checks} (model, family) pairs within "
