@@ -37,6 +37,7 @@ import tandem  # noqa: E402
 import models as zoo  # noqa: E402
 
 BUILD = os.environ.get("TANDEM_BUILD_DIR", os.path.join(ROOT, "build"))
+CALIBRATE = os.path.join(BUILD, "bin", "tandem-calibrate")
 # What the cost model is held to (docs/costmodel.md): per model, and per op
 # family that takes at least FAMILY_SHARE of a model's op time.
 MODEL_RANGE, FAMILY_RANGE, FAMILY_SHARE = (0.85, 1.15), (0.7, 1.4), 0.05
@@ -129,8 +130,8 @@ def machine_rates(work, tag):
     """This machine's sgemm rate and streaming bandwidth as tandem-calibrate
     measures them now (--rates-only: a few seconds)."""
     path = os.path.join(work, f"rates-{tag}.json")
-    subprocess.run([os.path.join(BUILD, "bin", "tandem-calibrate"), "--cpu-only",
-                    "--rates-only", "-o", path], check=True, capture_output=True)
+    subprocess.run([CALIBRATE, "--cpu-only", "--rates-only", "-o", path],
+                   check=True, capture_output=True)
     with open(path) as f:
         cpu = json.load(f)["cpu"]
     return cpu["peak_flops"]["f32"], cpu["memory_bandwidth"]
@@ -157,8 +158,7 @@ def main():
         profile = options.profile
         if profile is None:
             profile = os.path.join(work, "calibrated.json")
-            subprocess.run([os.path.join(BUILD, "bin", "tandem-calibrate"),
-                            "--cpu-only", "-o", profile], check=True)
+            subprocess.run([CALIBRATE, "--cpu-only", "-o", profile], check=True)
         source = "builtin"
         if profile.endswith(".json"):
             with open(profile) as f:

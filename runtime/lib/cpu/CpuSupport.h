@@ -128,6 +128,19 @@ void forEachRow(std::vector<int64_t> shape, std::vector<int64_t> (&strides)[N],
   });
 }
 
+/// Calls body(Word()) with Word the unsigned integer as wide as an element
+/// of `dtype`, for kernels that only move elements (fill, select); false
+/// where no such integer exists.
+template <typename Body> bool withElementWord(DType dtype, Body &&body) {
+  switch (dtypeSize(dtype)) {
+  case 1: body(uint8_t()); return true;
+  case 2: body(uint16_t()); return true;
+  case 4: body(uint32_t()); return true;
+  case 8: body(uint64_t()); return true;
+  default: return false;
+  }
+}
+
 /// Calls body(std::integral_constant<unsigned, Mask>) for the Mask equal to
 /// `mask` (mask < 2^N).
 template <size_t N, unsigned Mask = 0, typename Body>

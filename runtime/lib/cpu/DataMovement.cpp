@@ -188,27 +188,20 @@ bool castKernel(int64_t, const std::vector<TensorView> &ops,
 
 bool fillKernel(int64_t, const std::vector<TensorView> &,
                 const TensorView &out, const std::vector<int64_t> &attrs,
-                std::string &) {
+                std::string &error) {
   double value = img::readAttrs<img::FillAttrs>(attrs).value;
   uint64_t n = countOf(out.shape);
   // The element converted once, then copied as a whole word (storeDouble
   // per element cost a switch and a call each).
   uint64_t word = 0;
   storeDouble(out.dtype, &word, 0, value);
-  auto fillWith = [&](auto element) {
-    using Word = decltype(element);
-    std::memcpy(&element, &word, sizeof(Word));
-    std::fill_n(static_cast<Word *>(out.data), n, element);
-  };
-  switch (dtypeSize(out.dtype)) {
-  case 1: fillWith(uint8_t()); return true;
-  case 2: fillWith(uint16_t()); return true;
-  case 4: fillWith(uint32_t()); return true;
-  case 8: fillWith(uint64_t()); return true;
-  }
-  for (uint64_t i = 0; i < n; ++i)
-    storeDouble(out.dtype, out.data, i, value);
-  return true;
+  return withElementWord(out.dtype,
+                         [&](auto element) {
+                           std::memcpy(&element, &word, sizeof(element));
+                           std::fill_n(static_cast<decltype(element) *>(out.data),
+                                       n, element);
+                         }) ||
+         unsupported(out.dtype, error);
 }
 
 bool iotaKernel(int64_t, const std::vector<TensorView> &,
@@ -240,34 +233,28 @@ bool shapeKernel(int64_t, const std::vector<TensorView> &ops,
   return true;
 }
 
-/// select over elements copied as whole Words (the element's size): both
-/// values loaded, then one chosen, a select the compiler vectorizes.
-template <typename Word>
-void selectWords(const std::vector<TensorView> &ops, const TensorView &out,
-                 const std::vector<int64_t> (&strides)[3]) {
-  const uint8_t *cond = static_cast<const uint8_t *>(ops[0].data);
-  const Word *a = static_cast<const Word *>(ops[1].data);
-  const Word *b = static_cast<const Word *>(ops[2].data);
-  Word *c = static_cast<Word *>(out.data);
-  forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
-    Word ifTrue = a[o[1]], ifFalse = b[o[2]];
-    c[i] = cond[o[0]] ? ifTrue : ifFalse;
-  });
-}
-
 bool selectKernel(int64_t, const std::vector<TensorView> &ops,
                   const TensorView &out, const std::vector<int64_t> &,
                   std::string &error) {
   std::vector<int64_t> strides[3] = {broadcastStrides(ops[0].shape, out.shape),
                                      broadcastStrides(ops[1].shape, out.shape),
                                      broadcastStrides(ops[2].shape, out.shape)};
-  switch (dtypeSize(out.dtype)) {
-  case 1: selectWords<uint8_t>(ops, out, strides); return true;
-  case 2: selectWords<uint16_t>(ops, out, strides); return true;
-  case 4: selectWords<uint32_t>(ops, out, strides); return true;
-  case 8: selectWords<uint64_t>(ops, out, strides); return true;
-  default: return unsupported(out.dtype, error);
-  }
+  const uint8_t *cond = static_cast<const uint8_t *>(ops[0].data);
+  // Elements copied as whole words; both values loaded, then one chosen: a
+  // select the compiler vectorizes.
+  return withElementWord(out.dtype,
+                         [&](auto element) {
+                           using Word = decltype(element);
+                           const Word *a = static_cast<const Word *>(ops[1].data);
+                           const Word *b = static_cast<const Word *>(ops[2].data);
+                           Word *c = static_cast<Word *>(out.data);
+                           forEachElement(out.shape, strides, 1,
+                                          [&](uint64_t i, const int64_t *o) {
+                                            Word ifTrue = a[o[1]], ifFalse = b[o[2]];
+                                            c[i] = cond[o[0]] ? ifTrue : ifFalse;
+                                          });
+                         }) ||
+         unsupported(out.dtype, error);
 }
 
 /// ListAttrs: the permutation.
