@@ -172,6 +172,18 @@ case("conv2d grouped dilated", [f32(1, 4, 9, 9), f32(6, 2, 3, 3), f32(6)],
      "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 2, 2>, groups = 2 : i64} : (tensor<1x4x9x9xf32>, tensor<6x2x3x3xf32>, tensor<6xf32>) -> tensor<1x6x4x4xf32>",
      "tensor<1x6x4x4xf32>",
      lambda x, w, b: conv_reference(x, w, b, (2, 2), (1, 1), (2, 2), 2), tol=1e-4)
+# Eight groups of two filters over two images: enough groups that the CPU
+# runs them side by side (one a task, each with its own columns), with the
+# bias, and with a relu the fusion puts in the convolution's epilogue.
+case("conv2d 8 groups, 2 images", [f32(2, 16, 12, 12), f32(16, 2, 3, 3), f32(16)],
+     "  %r = tandem.conv2d %a0, %a1, %a2 {padding = array<i64: 1, 1>, groups = 8 : i64} : (tensor<2x16x12x12xf32>, tensor<16x2x3x3xf32>, tensor<16xf32>) -> tensor<2x16x12x12xf32>",
+     "tensor<2x16x12x12xf32>",
+     lambda x, w, b: conv_reference(x, w, b, (1, 1), (1, 1), (1, 1), 8), tol=1e-4)
+case("conv2d 8 groups, 1 image, then relu", [f32(1, 16, 20, 20), f32(24, 2, 3, 3)],
+     "  %c = tandem.conv2d %a0, %a1 {strides = array<i64: 2, 2>, padding = array<i64: 1, 1>, groups = 8 : i64} : (tensor<1x16x20x20xf32>, tensor<24x2x3x3xf32>) -> tensor<1x24x10x10xf32>\n"
+     "  %r = tandem.relu %c : tensor<1x24x10x10xf32>",
+     "tensor<1x24x10x10xf32>",
+     lambda x, w: np.maximum(conv_reference(x, w, None, (2, 2), (1, 1), (1, 1), 8), 0), tol=1e-4)
 case("conv2d depthwise, strides and dilation differ by axis", [f32(2, 4, 9, 9), f32(4, 1, 3, 3), f32(4)],
      "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 1>, padding = array<i64: 1, 2>, dilation = array<i64: 1, 2>, groups = 4 : i64} : (tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<2x4x5x9xf32>",
      "tensor<2x4x5x9xf32>",

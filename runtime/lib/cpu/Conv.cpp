@@ -158,70 +158,99 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
       (*epilogue)(0, count);
     return;
   }
-  // Images per GEMM: as many as keep the columns within about 32 MiB.
-  int64_t chunk = std::clamp<int64_t>((int64_t(8) << 20) / (rows * cols), 1, n);
-  // Every element of both is written before it is read: the columns by the
-  // copy below (zeros where a window reads padding), the product by the
-  // GEMM (beta 0).
-  Scratch columnsScratch(size_t(rows) * chunk * cols);
-  std::optional<Scratch> productScratch;
-  if (chunk > 1)
-    productScratch.emplace(size_t(og) * chunk * cols);
-  float *columns = columnsScratch.get();
-  float *product = productScratch ? productScratch->get() : nullptr;
-  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
-    int64_t images = std::min(chunk, n - n0), width = images * cols;
-    for (int64_t g = 0; g < groups; ++g) {
-      parallelFor(rows * images, cols, [&](int64_t first, int64_t last) {
-        for (int64_t task = first; task < last; ++task) {
-          int64_t r = task % rows, image = task / rows;
-          int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
-          const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
-          float *row = columns + r * width + image * cols;
-          int64_t offset = j * dw - pw;
-          auto [x0, x1] = columnsInside(offset, sw, wd, ow);
-          for (int64_t y = 0; y < oh; ++y) {
-            float *dst = row + y * ow;
-            int64_t iy = y * sh - ph + i * dh;
-            if (iy < 0 || iy >= h) {
-              std::fill(dst, dst + ow, 0.0f);
-              continue;
-            }
-            const float *src = plane + iy * wd + offset;
-            std::fill(dst, dst + x0, 0.0f);
-            for (int64_t xo = x0; xo < x1; ++xo)
-              dst[xo] = src[xo * sw];
-            std::fill(dst + x1, dst + ow, 0.0f);
+  // Groups run side by side, one a task, where there are enough of them to
+  // share among the threads: each group's GEMM (a few rows of filters) is
+  // then whole on one core, and the pool hands off once per chunk of images
+  // instead of twice per group (each group's im2col and GEMM split over the
+  // threads). Each task then has columns of its own.
+  int64_t threads = poolThreads();
+  bool groupsAtOnce = threads > 1 && groups >= 2 * threads;
+  // Images per GEMM: as many as keep the columns within about 32 MiB (in
+  // all, with groups at once).
+  int64_t chunk = std::clamp<int64_t>(
+      (int64_t(8) << 20) / (rows * cols * (groupsAtOnce ? threads : 1)), 1,
+      n);
+  // Group g's im2col into `columns` and its GEMM (into `product` where more
+  // than one image goes to the GEMM), then the rows back to NCHW. Every
+  // element of both buffers is written before it is read: the columns by
+  // the copy (zeros where a window reads padding), the product by the GEMM
+  // (beta 0).
+  auto runGroup = [&](int64_t g, int64_t n0, int64_t images, float *columns,
+                      float *product) {
+    int64_t width = images * cols;
+    parallelFor(rows * images, cols, [&](int64_t first, int64_t last) {
+      for (int64_t task = first; task < last; ++task) {
+        int64_t r = task % rows, image = task / rows;
+        int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
+        const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
+        float *row = columns + r * width + image * cols;
+        int64_t offset = j * dw - pw;
+        auto [x0, x1] = columnsInside(offset, sw, wd, ow);
+        for (int64_t y = 0; y < oh; ++y) {
+          float *dst = row + y * ow;
+          int64_t iy = y * sh - ph + i * dh;
+          if (iy < 0 || iy >= h) {
+            std::fill(dst, dst + ow, 0.0f);
+            continue;
           }
+          const float *src = plane + iy * wd + offset;
+          std::fill(dst, dst + x0, 0.0f);
+          for (int64_t xo = x0; xo < x1; ++xo)
+            dst[xo] = src[xo * sw];
+          std::fill(dst + x1, dst + ow, 0.0f);
         }
-      });
-      // Output channel g*og + oi of image `image` starts at this element.
-      auto start = [&](int64_t image, int64_t oi) {
-        return ((n0 + image) * o + g * og + oi) * cols;
-      };
-      float *result = images == 1 ? z + start(0, 0) : product;
-      parallelSgemm(
-          {og, width, rows, wt + g * og * rows, rows, columns, width,
-           /*transB=*/false, result, width},
-          [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-            // The block's columns, image by image.
-            for (int64_t image = c0 / cols; image * cols < c1; ++image) {
-              int64_t from = std::max(c0, image * cols) - image * cols;
-              int64_t to = std::min(c1, (image + 1) * cols) - image * cols;
-              for (int64_t oi = r0; oi < r1; ++oi) {
-                float *dst = z + start(image, oi);
-                const float *src = result + oi * width + image * cols;
-                float add = bias ? bias[g * og + oi] : 0.0f;
-                if (images > 1 || bias)
-                  for (int64_t k = from; k < to; ++k)
-                    dst[k] = src[k] + add;
-              }
-              if (epilogue)
-                epilogueOnBlock(*epilogue, start(image, 0), cols, r0, r1, from,
-                                to);
+      }
+    });
+    // Output channel g*og + oi of image `image` starts at this element.
+    auto start = [&](int64_t image, int64_t oi) {
+      return ((n0 + image) * o + g * og + oi) * cols;
+    };
+    float *result = images == 1 ? z + start(0, 0) : product;
+    parallelSgemm(
+        {og, width, rows, wt + g * og * rows, rows, columns, width,
+         /*transB=*/false, result, width},
+        [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+          // The block's columns, image by image.
+          for (int64_t image = c0 / cols; image * cols < c1; ++image) {
+            int64_t from = std::max(c0, image * cols) - image * cols;
+            int64_t to = std::min(c1, (image + 1) * cols) - image * cols;
+            for (int64_t oi = r0; oi < r1; ++oi) {
+              float *dst = z + start(image, oi);
+              const float *src = result + oi * width + image * cols;
+              float add = bias ? bias[g * og + oi] : 0.0f;
+              if (images > 1 || bias)
+                for (int64_t k = from; k < to; ++k)
+                  dst[k] = src[k] + add;
             }
-          });
+            if (epilogue)
+              epilogueOnBlock(*epilogue, start(image, 0), cols, r0, r1, from,
+                              to);
+          }
+        });
+  };
+  size_t columnsSize = size_t(rows) * chunk * cols,
+         productSize = chunk > 1 ? size_t(og) * chunk * cols : 0;
+  for (int64_t n0 = 0; n0 < n; n0 += chunk) {
+    int64_t images = std::min(chunk, n - n0);
+    if (groupsAtOnce) {
+      int64_t flops = 2 * og * rows * images * cols;
+      parallelFor(groups, flops, [&](int64_t first, int64_t last) {
+        Scratch columns(columnsSize);
+        std::optional<Scratch> product;
+        if (productSize)
+          product.emplace(productSize);
+        for (int64_t g = first; g < last; ++g)
+          runGroup(g, n0, images, columns.get(),
+                   product ? product->get() : nullptr);
+      });
+      continue;
     }
+    Scratch columns(columnsSize);
+    std::optional<Scratch> product;
+    if (productSize)
+      product.emplace(productSize);
+    for (int64_t g = 0; g < groups; ++g)
+      runGroup(g, n0, images, columns.get(), product ? product->get() : nullptr);
   }
 }
 
