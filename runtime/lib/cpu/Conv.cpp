@@ -175,17 +175,24 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   // element of both buffers is written before it is read: the columns by
   // the copy (zeros where a window reads padding), the product by the GEMM
   // (beta 0).
+  // The output columns whose input column lies inside the image, per
+  // filter column j.
+  std::vector<std::pair<int64_t, int64_t>> inside(kw);
+  for (int64_t j = 0; j < kw; ++j)
+    inside[j] = columnsInside(j * dw - pw, sw, wd, ow);
   auto runGroup = [&](int64_t g, int64_t n0, int64_t images, float *columns,
                       float *product) {
     int64_t width = images * cols;
     parallelFor(rows * images, cols, [&](int64_t first, int64_t last) {
+      // Row r = (ci·kh + i)·kw + j of image `image`, stepped along (no
+      // divisions per row: on small images they cost more than the copy).
+      int64_t r = first % rows, image = first / rows;
+      int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
       for (int64_t task = first; task < last; ++task) {
-        int64_t r = task % rows, image = task / rows;
-        int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
         const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
         float *row = columns + r * width + image * cols;
         int64_t offset = j * dw - pw;
-        auto [x0, x1] = columnsInside(offset, sw, wd, ow);
+        auto [x0, x1] = inside[j];
         for (int64_t y = 0; y < oh; ++y) {
           float *dst = row + y * ow;
           int64_t iy = y * sh - ph + i * dh;
@@ -199,6 +206,13 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
             dst[xo] = src[xo * sw];
           std::fill(dst + x1, dst + ow, 0.0f);
         }
+        if (++j == kw) {
+          j = 0;
+          if (++i == kh)
+            i = 0, ++ci;
+        }
+        if (++r == rows)
+          r = ci = i = j = 0, ++image;
       }
     });
     // Output channel g*og + oi of image `image` starts at this element.
