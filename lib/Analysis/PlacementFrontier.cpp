@@ -9,6 +9,8 @@
 
 #include "PlacementSearch.h"
 
+#include "llvm/Support/Parallel.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -150,7 +152,12 @@ public:
       cutPeaks.push_back(problem.evaluate(cut).peakGpuBytes);
   }
 
-  void search(int64_t level, const Placement *previous) {
+  /// The best placement found within `level`, with its cost.
+  struct Found {
+    Placement placement;
+    PlacementCost cost;
+  };
+  std::optional<Found> find(int64_t level, const Placement *previous) const {
     std::vector<const Placement *> seeds;
     if (previous)
       seeds.push_back(previous);
@@ -171,30 +178,52 @@ public:
       seeds.push_back(cut);
     if (seeds.size() > size_t(effort.seedsPerLevel))
       seeds.resize(effort.seedsPerLevel);
-    std::optional<Placement> best;
-    PlacementCost bestCost;
-    double bestUs = kUnreachable;
+    std::optional<Found> best;
     for (const Placement *seed : seeds) {
       std::optional<Placement> repaired = repairToFit(problem, *seed, level);
       if (!repaired)
         continue;
       improveLocally(problem, *repaired, level, effort.localChecks);
       PlacementCost cost = problem.evaluate(*repaired);
-      if (cost.totalUs() < bestUs) {
-        bestUs = cost.totalUs();
-        bestCost = cost;
-        best = std::move(repaired);
-      }
+      if (!best || cost.totalUs() < best->cost.totalUs())
+        best = Found{std::move(*repaired), cost};
     }
-    if (!best)
-      return;
-    frontier.add(problem, *best, bestCost);
-    last = std::move(*best);
+    return best;
+  }
+
+  void search(int64_t level, const Placement *previous) {
+    if (std::optional<Found> found = find(level, previous))
+      add(std::move(*found));
+  }
+
+  /// Searches `levels` (from the top down) in `chains` chains side by side:
+  /// chain c takes every chains-th level from the c-th, each started from
+  /// its chain's previous answer (the first from the frontier point above
+  /// it). The answers join the frontier afterwards, from the top down, so
+  /// the result does not depend on which chain finishes first.
+  void searchInChains(const std::vector<int64_t> &levels, size_t chains) {
+    std::vector<std::optional<Found>> found(levels.size());
+    llvm::parallelFor(0, chains, [&](size_t chain) {
+      const Placement *previous = nullptr;
+      for (size_t k = chain; k < levels.size(); k += chains) {
+        found[k] = find(levels[k], previous);
+        if (found[k])
+          previous = &found[k]->placement;
+      }
+    });
+    for (std::optional<Found> &answer : found)
+      if (answer)
+        add(std::move(*answer));
   }
 
   const Placement *lastFound() const { return last.empty() ? nullptr : &last; }
 
 private:
+  void add(Found found) {
+    frontier.add(problem, found.placement, found.cost);
+    last = std::move(found.placement);
+  }
+
   const PlacementProblem &problem;
   const SearchEffort &effort;
   Frontier &frontier;
@@ -244,9 +273,16 @@ Frontier search::buildFrontier(const PlacementProblem &problem,
   int64_t leastPeak = problem.evaluate(least).peakGpuBytes;
   int64_t top = freeCost.peakGpuBytes;
   LevelSearch levels(problem, effort, frontier, std::move(cuts));
-  for (int level = effort.levels - 1; level >= 1; --level)
-    levels.search(leastPeak + (top - leastPeak) * level / effort.levels,
-                  levels.lastFound());
+  if (effort.levelChains > 1) {
+    std::vector<int64_t> spread;
+    for (int level = effort.levels - 1; level >= 1; --level)
+      spread.push_back(leastPeak + (top - leastPeak) * level / effort.levels);
+    levels.searchInChains(spread, effort.levelChains);
+  } else {
+    for (int level = effort.levels - 1; level >= 1; --level)
+      levels.search(leastPeak + (top - leastPeak) * level / effort.levels,
+                    levels.lastFound());
+  }
   for (int round = 0; round < effort.refinementRounds; ++round) {
     std::vector<int64_t> gaps;
     const std::vector<FrontierPoint> &points = frontier.getPoints();

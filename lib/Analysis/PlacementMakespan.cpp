@@ -39,6 +39,7 @@
 #include "tandem/Analysis/MakespanBound.h"
 #include "tandem/Analysis/QueueProgramBuilder.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Parallel.h"
 
 #include <algorithm>
 #include <array>
@@ -137,15 +138,7 @@ public:
     return true;
   }
 
-  /// A placement priced once for many searches: what offer() works out
-  /// before it simulates the windows.
-  struct Priced {
-    Placement placement;
-    double unwindowedUs = 0, serialUs = 0;
-    /// Its peak of live bytes in program order, and the arena those buffers
-    /// are laid out in (-1 until a budget above the peak asks for it).
-    int64_t peak = 0, arena = -1;
-  };
+  using Priced = PricedPlacement;
   static Priced price(const PlacementProblem &problem,
                       const Placement &placement) {
     Priced priced;
@@ -584,11 +577,46 @@ struct MakespanEffort {
   }
 };
 
+} // namespace
+
+search::SideCandidates::SideCandidates(const PlacementProblem &problem)
+    : pricing(std::async(std::launch::async, [&problem] {
+        MakespanEffort effort = MakespanEffort::forSize(
+            problem.ops.size() + problem.values.size());
+        std::vector<Placement> placements =
+            greedyPrefixes(problem, effort.greedyPrefixes);
+        Placement earliest = earliestFinishPlacement(problem);
+        for (Placement &variant : streamingLadder(problem, earliest))
+          placements.push_back(std::move(variant));
+        placements.push_back(std::move(earliest));
+        std::vector<PricedPlacement> priced(placements.size());
+        llvm::parallelFor(0, placements.size(), [&](size_t i) {
+          priced[i] = MakespanSearch::price(problem, placements[i]);
+        });
+        return priced;
+      })) {}
+
+search::SideCandidates::~SideCandidates() {
+  if (pricing.valid())
+    pricing.wait();
+}
+
+std::vector<PricedPlacement> search::SideCandidates::take() {
+  return pricing.get();
+}
+
+namespace {
+
 void searchForMakespan(const PlacementProblem &problem,
-                       MakespanSearch &search, FrontierCache &frontierCache) {
+                       MakespanSearch &search, FrontierCache &frontierCache,
+                       SideCandidates *side) {
   int64_t budget = search.budget;
   int64_t size = problem.ops.size() + problem.values.size();
   MakespanEffort effort = MakespanEffort::forSize(size);
+  // Priced while the frontier is built, where it is not yet.
+  std::optional<SideCandidates> ownSide;
+  if (!side)
+    side = &ownSide.emplace(problem);
   const Frontier &frontier = frontierCache.get();
   std::vector<Placement> placements;
   size_t laddered = 0;
@@ -598,20 +626,20 @@ void searchForMakespan(const PlacementProblem &problem,
       for (Placement &variant : streamingLadder(problem, point.placement))
         placements.push_back(std::move(variant));
   }
-  // Every placement greedy can return, so `auto` is never behind it.
-  for (Placement &prefix : greedyPrefixes(problem, effort.greedyPrefixes))
-    placements.push_back(std::move(prefix));
-  Placement earliest = earliestFinishPlacement(problem);
-  for (Placement &variant : streamingLadder(problem, earliest))
-    placements.push_back(std::move(variant));
-  placements.push_back(earliest);
   // Each priced once (its makespan with no window, its memory in program
   // order), fastest first: a search at any budget offers them in this order
-  // and stops where the rest cannot win.
-  std::vector<MakespanSearch::Priced> candidates;
-  candidates.reserve(placements.size());
-  for (const Placement &placement : placements)
-    candidates.push_back(MakespanSearch::price(problem, placement));
+  // and stops where the rest cannot win. (Side by side: each pricing is a
+  // pass over the whole graph, on its own placement.)
+  std::vector<MakespanSearch::Priced> candidates(placements.size());
+  llvm::parallelFor(0, placements.size(), [&](size_t i) {
+    candidates[i] = MakespanSearch::price(problem, placements[i]);
+  });
+  // Every placement greedy can return, so `auto` is never behind it; the
+  // earliest-finish placement (the last) and its ladder.
+  std::vector<MakespanSearch::Priced> sideCandidates = side->take();
+  Placement earliest = sideCandidates.back().placement;
+  for (MakespanSearch::Priced &priced : sideCandidates)
+    candidates.push_back(std::move(priced));
   llvm::stable_sort(candidates, [](const auto &a, const auto &b) {
     return a.unwindowedUs < b.unwindowedUs;
   });
@@ -689,7 +717,7 @@ llvm::Expected<PlacementResult>
 search::improveForMakespan(const PlacementProblem &problem,
                            PlacementStrategy strategy, PlacementResult serial,
                            const ExactSearchLimits &limits,
-                           FrontierCache &frontier) {
+                           FrontierCache &frontier, SideCandidates *side) {
   PlacementResult result = std::move(serial);
   bool searches = problem.hasGpu && (strategy == PlacementStrategy::Auto ||
                                      strategy == PlacementStrategy::Exact);
@@ -713,7 +741,7 @@ search::improveForMakespan(const PlacementProblem &problem,
         limits.maxMakespanFreeOps, freeOps.size()));
 
   MakespanSearch search(problem, problem.gpuBudgetBytes);
-  searchForMakespan(problem, search, frontier);
+  searchForMakespan(problem, search, frontier, side);
   // No frontier point fits (a repaired placement): the serial answer.
   if (!search.found())
     search.offer(result.placement);

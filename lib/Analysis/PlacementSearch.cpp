@@ -31,10 +31,16 @@ SearchEffort SearchEffort::forProblem(const PlacementProblem &problem) {
       {40000, {8, 1, 0, 16, 1, 8, 1, 8, false, 0, 12}},
       {SIZE_MAX, {6, 1, 0, 8, 0, 8, 0, 3, false, 0, 0}},
   };
-  for (const Tier &tier : kTiers)
-    if (problem.ops.size() <= tier.maxOps)
-      return tier.effort;
-  return kTiers[std::size(kTiers) - 1].effort;
+  const Tier *tier = kTiers;
+  while (problem.ops.size() > tier->maxOps)
+    ++tier;
+  SearchEffort effort = tier->effort;
+  // On the largest graphs each level's search is a few passes over the
+  // whole graph (1/20 of a second at 100k ops): two chains of them run side
+  // by side.
+  if (tier == &kTiers[std::size(kTiers) - 1])
+    effort.levelChains = 2;
+  return effort;
 }
 
 bool Incumbent::offer(const Placement &placement) {

@@ -23,6 +23,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <functional>
+#include <future>
 #include <optional>
 #include <vector>
 
@@ -53,6 +54,9 @@ struct SearchEffort {
   int repairCandidates = 0;
   /// Subgradient steps for the lower bound.
   int boundIterations = 0;
+  /// Chains the levels are searched in side by side (each level started
+  /// from the one above it in its chain); 1: one after another.
+  size_t levelChains = 1;
 
   static SearchEffort forProblem(const PlacementProblem &problem);
 };
@@ -242,10 +246,37 @@ double timeSlack(double us);
 /// it for the placement whose schedule is fastest, the others keep it.
 /// Either way the result carries its makespan.
 class FrontierCache;
+class SideCandidates;
 llvm::Expected<PlacementResult>
 improveForMakespan(const PlacementProblem &problem, PlacementStrategy strategy,
                    PlacementResult serial, const ExactSearchLimits &limits,
-                   FrontierCache &frontier);
+                   FrontierCache &frontier, SideCandidates *side = nullptr);
+
+/// A placement priced once for many makespan searches: what an offer works
+/// out before it simulates the windows.
+struct PricedPlacement {
+  Placement placement;
+  double unwindowedUs = 0, serialUs = 0;
+  /// Its peak of live bytes in program order, and the arena those buffers
+  /// are laid out in (-1 until a budget above the peak asks for it).
+  int64_t peak = 0, arena = -1;
+};
+
+/// The makespan search's candidates that do not come from the frontier
+/// (greedy's prefixes, the earliest-finish placement and its streaming
+/// ladder), built and priced on a thread of their own from construction:
+/// on a large graph that runs while the serial search builds the frontier.
+class SideCandidates {
+public:
+  explicit SideCandidates(const PlacementProblem &problem);
+  /// Waits for the pricing (if it was not taken).
+  ~SideCandidates();
+  /// The candidates, in a fixed order; once.
+  std::vector<PricedPlacement> take();
+
+private:
+  std::future<std::vector<PricedPlacement>> pricing;
+};
 
 } // namespace mlir::tandem::search
 

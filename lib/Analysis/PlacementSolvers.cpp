@@ -342,10 +342,17 @@ tandem::solvePlacement(const PlacementProblem &problem,
                        const ExactSearchLimits &limits,
                        PlacementObjective objective) {
   FrontierCache frontier(problem);
+  // The makespan search's candidates that need no frontier are priced on a
+  // thread of their own while the serial search builds it.
+  std::optional<SideCandidates> side;
+  if (objective == PlacementObjective::Makespan && problem.hasGpu &&
+      (strategy == PlacementStrategy::Auto ||
+       strategy == PlacementStrategy::Exact))
+    side.emplace(problem);
   llvm::Expected<PlacementResult> serial =
       solveSerial(problem, strategy, limits, frontier);
   if (!serial || objective == PlacementObjective::Serial)
     return serial;
   return improveForMakespan(problem, strategy, std::move(*serial), limits,
-                            frontier);
+                            frontier, side ? &*side : nullptr);
 }
