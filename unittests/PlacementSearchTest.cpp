@@ -140,6 +140,31 @@ TEST(PlacementSearchTest, FrontierPointsTradeMemoryForTime) {
   }
 }
 
+// Beyond 40,000 ops the search runs pieces side by side (the frontier's
+// level searches in two chains, the makespan candidates' pricing on other
+// threads); its answer must not depend on which thread finishes first.
+TEST(PlacementSearchTest, LargeGraphSearchIsDeterministic) {
+  std::mt19937 rng(43);
+  PlacementProblem problem = makeRandomPlacementProblem(rng, 45000);
+  ASSERT_GT(SearchEffort::forProblem(problem).levelChains, size_t(1));
+  int64_t least = problem.arenaBytes(problem.leastGpuPlacement());
+  int64_t free = problem.arenaBytes(solveMinCut(problem));
+  problem.gpuBudgetBytes = least + (free - least) / 3;
+  std::optional<PlacementResult> first;
+  for (int run = 0; run < 3; ++run) {
+    llvm::Expected<PlacementResult> result = solvePlacement(
+        problem, PlacementStrategy::Auto, {}, PlacementObjective::Makespan);
+    ASSERT_TRUE(bool(result)) << llvm::toString(result.takeError());
+    EXPECT_TRUE(problem.fitsBudget(result->placement, result->cost));
+    if (!first) {
+      first = std::move(*result);
+      continue;
+    }
+    EXPECT_EQ(result->placement, first->placement) << "run " << run;
+    EXPECT_EQ(result->makespanUs, first->makespanUs) << "run " << run;
+  }
+}
+
 TEST(PlacementSearchTest, AutoIsMonotoneAndAheadOfTheBaselines) {
   std::mt19937 rng(41);
   for (int trial = 0; trial < 10; ++trial) {
