@@ -268,6 +268,52 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
     most = std::max(most, resident + bytes);
   if (most > budget)
     return std::nullopt;
+  if (!ordered)
+    return longest;
+  // A buffer is live from its writer's start to its last reader's end, so
+  // an item that runs before one of its readers, unordered with its writer,
+  // either has the buffer beside it or has finished before the writer
+  // starts. Where the two do not fit together, the writer starts after the
+  // item: a weight's copy is not prefetched past a layer that fills the
+  // budget on its own.
+  std::vector<llvm::SmallVector<int32_t, 2>> startsAfter(count);
+  bool constrained = false;
+  for (const ArenaBuffer &buffer : program.buffers) {
+    if (buffer.arena != Arena::GPU || buffer.writer < 0 || buffer.isWorkspace)
+      continue;
+    int64_t bytes = alignBufferSize(buffer.bytes);
+    for (size_t index = 0; index < count; ++index) {
+      int32_t item = int32_t(index);
+      if (item == buffer.writer || precedes(buffer.writer, index) ||
+          precedes(item, buffer.writer) ||
+          llvm::is_contained(buffer.readers, item) ||
+          resident + need[index] + bytes <= budget)
+        continue;
+      if (llvm::any_of(buffer.readers,
+                       [&](int32_t reader) { return precedes(item, reader); })) {
+        startsAfter[buffer.writer].push_back(item);
+        constrained = true;
+      }
+    }
+  }
+  // The new orderings may point backwards in the items' order: passes until
+  // nothing moves (each pass's finish times are lower bounds already).
+  for (int pass = 0; constrained && pass < 8; ++pass) {
+    constrained = false;
+    for (size_t index = 0; index < count; ++index) {
+      const QueueItem &item = program.items[index];
+      double start = 0;
+      for (int32_t input : item.inputs)
+        start = std::max(start, finish[input]);
+      for (int32_t before : startsAfter[index])
+        start = std::max(start, finish[before]);
+      if (start + item.us > finish[index] * (1 + 1e-12)) {
+        finish[index] = start + item.us;
+        longest = std::max(longest, finish[index]);
+        constrained = true;
+      }
+    }
+  }
   return longest;
 }
 
