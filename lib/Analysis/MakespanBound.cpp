@@ -201,20 +201,34 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
                                        int64_t budget) {
   QueueProgram program = buildQueueProgram(problem, placement);
   size_t count = program.items.size();
-  // An item starts after its inputs end, in any schedule; a queue runs one
-  // item at a time.
+  // An item starts after its inputs end, in any schedule, and after the
+  // items it must follow (below); a queue runs one item at a time.
   std::vector<double> finish(count, 0);
-  std::array<double, kNumQueues> busy{};
+  std::vector<llvm::SmallVector<int32_t, 2>> startsAfter(count);
   double longest = 0;
-  for (size_t index = 0; index < count; ++index) {
-    const QueueItem &item = program.items[index];
-    double start = 0;
-    for (int32_t input : item.inputs)
-      start = std::max(start, finish[input]);
-    finish[index] = start + item.us;
-    longest = std::max(longest, finish[index]);
+  // One pass in the items' order, raising each finish to what its inputs
+  // and the items it follows allow; says whether any moved.
+  auto relax = [&] {
+    bool moved = false;
+    for (size_t index = 0; index < count; ++index) {
+      const QueueItem &item = program.items[index];
+      double start = 0;
+      for (int32_t input : item.inputs)
+        start = std::max(start, finish[input]);
+      for (int32_t before : startsAfter[index])
+        start = std::max(start, finish[before]);
+      if (start + item.us > finish[index] * (1 + 1e-12)) {
+        finish[index] = start + item.us;
+        longest = std::max(longest, finish[index]);
+        moved = true;
+      }
+    }
+    return moved;
+  };
+  relax();
+  std::array<double, kNumQueues> busy{};
+  for (const QueueItem &item : program.items)
     busy[item.queue] += item.us;
-  }
   for (double queueUs : busy)
     longest = std::max(longest, queueUs);
 
@@ -276,7 +290,6 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
   // starts. Where the two do not fit together, the writer starts after the
   // item: a weight's copy is not prefetched past a layer that fills the
   // budget on its own.
-  std::vector<llvm::SmallVector<int32_t, 2>> startsAfter(count);
   bool constrained = false;
   for (const ArenaBuffer &buffer : program.buffers) {
     if (buffer.arena != Arena::GPU || buffer.writer < 0 || buffer.isWorkspace)
@@ -298,22 +311,8 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
   }
   // The new orderings may point backwards in the items' order: passes until
   // nothing moves (each pass's finish times are lower bounds already).
-  for (int pass = 0; constrained && pass < 8; ++pass) {
-    constrained = false;
-    for (size_t index = 0; index < count; ++index) {
-      const QueueItem &item = program.items[index];
-      double start = 0;
-      for (int32_t input : item.inputs)
-        start = std::max(start, finish[input]);
-      for (int32_t before : startsAfter[index])
-        start = std::max(start, finish[before]);
-      if (start + item.us > finish[index] * (1 + 1e-12)) {
-        finish[index] = start + item.us;
-        longest = std::max(longest, finish[index]);
-        constrained = true;
-      }
-    }
-  }
+  for (int pass = 0; constrained && pass < 8; ++pass)
+    constrained = relax();
   return longest;
 }
 

@@ -273,16 +273,14 @@ Frontier search::buildFrontier(const PlacementProblem &problem,
   int64_t leastPeak = problem.evaluate(least).peakGpuBytes;
   int64_t top = freeCost.peakGpuBytes;
   LevelSearch levels(problem, effort, frontier, std::move(cuts));
-  if (effort.levelChains > 1) {
-    std::vector<int64_t> spread;
-    for (int level = effort.levels - 1; level >= 1; --level)
-      spread.push_back(leastPeak + (top - leastPeak) * level / effort.levels);
+  std::vector<int64_t> spread;
+  for (int level = effort.levels - 1; level >= 1; --level)
+    spread.push_back(leastPeak + (top - leastPeak) * level / effort.levels);
+  if (effort.levelChains > 1)
     levels.searchInChains(spread, effort.levelChains);
-  } else {
-    for (int level = effort.levels - 1; level >= 1; --level)
-      levels.search(leastPeak + (top - leastPeak) * level / effort.levels,
-                    levels.lastFound());
-  }
+  else
+    for (int64_t level : spread)
+      levels.search(level, levels.lastFound());
   for (int round = 0; round < effort.refinementRounds; ++round) {
     std::vector<int64_t> gaps;
     const std::vector<FrontierPoint> &points = frontier.getPoints();

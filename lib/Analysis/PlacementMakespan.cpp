@@ -43,6 +43,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cassert>
 #include <random>
 
 using namespace mlir;
@@ -609,14 +610,10 @@ namespace {
 
 void searchForMakespan(const PlacementProblem &problem,
                        MakespanSearch &search, FrontierCache &frontierCache,
-                       SideCandidates *side) {
+                       SideCandidates &side) {
   int64_t budget = search.budget;
   int64_t size = problem.ops.size() + problem.values.size();
   MakespanEffort effort = MakespanEffort::forSize(size);
-  // Priced while the frontier is built, where it is not yet.
-  std::optional<SideCandidates> ownSide;
-  if (!side)
-    side = &ownSide.emplace(problem);
   const Frontier &frontier = frontierCache.get();
   std::vector<Placement> placements;
   size_t laddered = 0;
@@ -636,7 +633,7 @@ void searchForMakespan(const PlacementProblem &problem,
   });
   // Every placement greedy can return, so `auto` is never behind it; the
   // earliest-finish placement (the last) and its ladder.
-  std::vector<MakespanSearch::Priced> sideCandidates = side->take();
+  std::vector<MakespanSearch::Priced> sideCandidates = side.take();
   Placement earliest = sideCandidates.back().placement;
   for (MakespanSearch::Priced &priced : sideCandidates)
     candidates.push_back(std::move(priced));
@@ -713,15 +710,19 @@ llvm::Error makeError(const llvm::Twine &message) {
 
 } // namespace
 
+bool search::searchesForMakespan(const PlacementProblem &problem,
+                                 PlacementStrategy strategy) {
+  return problem.hasGpu && (strategy == PlacementStrategy::Auto ||
+                            strategy == PlacementStrategy::Exact);
+}
+
 llvm::Expected<PlacementResult>
 search::improveForMakespan(const PlacementProblem &problem,
                            PlacementStrategy strategy, PlacementResult serial,
                            const ExactSearchLimits &limits,
                            FrontierCache &frontier, SideCandidates *side) {
   PlacementResult result = std::move(serial);
-  bool searches = problem.hasGpu && (strategy == PlacementStrategy::Auto ||
-                                     strategy == PlacementStrategy::Exact);
-  if (!searches) {
+  if (!searchesForMakespan(problem, strategy)) {
     result.makespanUs = predictMakespan(problem, result.placement).us;
     result.makespanEvaluations = 1;
     if (strategy == PlacementStrategy::Exact)
@@ -741,7 +742,8 @@ search::improveForMakespan(const PlacementProblem &problem,
         limits.maxMakespanFreeOps, freeOps.size()));
 
   MakespanSearch search(problem, problem.gpuBudgetBytes);
-  searchForMakespan(problem, search, frontier, side);
+  assert(side && "the makespan search needs its side candidates");
+  searchForMakespan(problem, search, frontier, *side);
   // No frontier point fits (a repaired placement): the serial answer.
   if (!search.found())
     search.offer(result.placement);

@@ -25,22 +25,19 @@ SearchEffort SearchEffort::forProblem(const PlacementProblem &problem) {
   };
   static const Tier kTiers[] = {
       //          levels seeds refine prefixes dirs grid refine checks
-      //          one-by-one candidates bound
-      {400, {32, 3, 3, 64, 2, 4, 4, 64, true, 32, 60}},
-      {4000, {16, 2, 1, 64, 2, 4, 3, 32, true, 16, 40}},
-      {40000, {8, 1, 0, 16, 1, 8, 1, 8, false, 0, 12}},
-      {SIZE_MAX, {6, 1, 0, 8, 0, 8, 0, 3, false, 0, 0}},
+      //          one-by-one candidates bound chains
+      // (On the largest graphs each level's search is a few passes over the
+      // whole graph, 1/20 of a second at 100k ops: two chains run side by
+      // side.)
+      {400, {32, 3, 3, 64, 2, 4, 4, 64, true, 32, 60, 1}},
+      {4000, {16, 2, 1, 64, 2, 4, 3, 32, true, 16, 40, 1}},
+      {40000, {8, 1, 0, 16, 1, 8, 1, 8, false, 0, 12, 1}},
+      {SIZE_MAX, {6, 1, 0, 8, 0, 8, 0, 3, false, 0, 0, 2}},
   };
-  const Tier *tier = kTiers;
-  while (problem.ops.size() > tier->maxOps)
-    ++tier;
-  SearchEffort effort = tier->effort;
-  // On the largest graphs each level's search is a few passes over the
-  // whole graph (1/20 of a second at 100k ops): two chains of them run side
-  // by side.
-  if (tier == &kTiers[std::size(kTiers) - 1])
-    effort.levelChains = 2;
-  return effort;
+  for (const Tier &tier : kTiers)
+    if (problem.ops.size() <= tier.maxOps)
+      return tier.effort;
+  return kTiers[std::size(kTiers) - 1].effort;
 }
 
 bool Incumbent::offer(const Placement &placement) {

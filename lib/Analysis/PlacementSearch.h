@@ -245,12 +245,19 @@ double timeSlack(double us);
 /// of `strategy` under the serial objective; `auto` and `exact` search from
 /// it for the placement whose schedule is fastest, the others keep it.
 /// Either way the result carries its makespan.
+/// `side` holds the candidates priced beside the serial search; it is
+/// needed where searchesForMakespan says the search runs.
 class FrontierCache;
 class SideCandidates;
 llvm::Expected<PlacementResult>
 improveForMakespan(const PlacementProblem &problem, PlacementStrategy strategy,
                    PlacementResult serial, const ExactSearchLimits &limits,
-                   FrontierCache &frontier, SideCandidates *side = nullptr);
+                   FrontierCache &frontier, SideCandidates *side);
+
+/// Whether improveForMakespan searches (`auto` and `exact`, with a GPU)
+/// rather than keeping the serial answer.
+bool searchesForMakespan(const PlacementProblem &problem,
+                         PlacementStrategy strategy);
 
 /// A placement priced once for many makespan searches: what an offer works
 /// out before it simulates the windows.

@@ -345,9 +345,8 @@ tandem::solvePlacement(const PlacementProblem &problem,
   // The makespan search's candidates that need no frontier are priced on a
   // thread of their own while the serial search builds it.
   std::optional<SideCandidates> side;
-  if (objective == PlacementObjective::Makespan && problem.hasGpu &&
-      (strategy == PlacementStrategy::Auto ||
-       strategy == PlacementStrategy::Exact))
+  if (objective == PlacementObjective::Makespan &&
+      searchesForMakespan(problem, strategy))
     side.emplace(problem);
   llvm::Expected<PlacementResult> serial =
       solveSerial(problem, strategy, limits, frontier);

@@ -170,16 +170,16 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   int64_t chunk = std::clamp<int64_t>(
       (int64_t(8) << 20) / (rows * cols * (groupsAtOnce ? threads : 1)), 1,
       n);
-  // Group g's im2col into `columns` and its GEMM (into `product` where more
-  // than one image goes to the GEMM), then the rows back to NCHW. Every
-  // element of both buffers is written before it is read: the columns by
-  // the copy (zeros where a window reads padding), the product by the GEMM
-  // (beta 0).
   // The output columns whose input column lies inside the image, per
   // filter column j.
   std::vector<std::pair<int64_t, int64_t>> inside(kw);
   for (int64_t j = 0; j < kw; ++j)
     inside[j] = columnsInside(j * dw - pw, sw, wd, ow);
+  // Group g's im2col into `columns` and its GEMM (into `product` where more
+  // than one image goes to the GEMM), then the rows back to NCHW. Every
+  // element of both buffers is written before it is read: the columns by
+  // the copy (zeros where a window reads padding), the product by the GEMM
+  // (beta 0).
   auto runGroup = [&](int64_t g, int64_t n0, int64_t images, float *columns,
                       float *product) {
     int64_t width = images * cols;
@@ -246,25 +246,20 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
          productSize = chunk > 1 ? size_t(og) * chunk * cols : 0;
   for (int64_t n0 = 0; n0 < n; n0 += chunk) {
     int64_t images = std::min(chunk, n - n0);
-    if (groupsAtOnce) {
-      int64_t flops = 2 * og * rows * images * cols;
-      parallelFor(groups, flops, [&](int64_t first, int64_t last) {
-        Scratch columns(columnsSize);
-        std::optional<Scratch> product;
-        if (productSize)
-          product.emplace(productSize);
-        for (int64_t g = first; g < last; ++g)
-          runGroup(g, n0, images, columns.get(),
-                   product ? product->get() : nullptr);
-      });
-      continue;
-    }
-    Scratch columns(columnsSize);
-    std::optional<Scratch> product;
-    if (productSize)
-      product.emplace(productSize);
-    for (int64_t g = 0; g < groups; ++g)
-      runGroup(g, n0, images, columns.get(), product ? product->get() : nullptr);
+    // Groups [first, last) one after another, in buffers of their own.
+    auto runGroups = [&](int64_t first, int64_t last) {
+      Scratch columns(columnsSize);
+      std::optional<Scratch> product;
+      if (productSize)
+        product.emplace(productSize);
+      for (int64_t g = first; g < last; ++g)
+        runGroup(g, n0, images, columns.get(),
+                 product ? product->get() : nullptr);
+    };
+    if (groupsAtOnce)
+      parallelFor(groups, 2 * og * rows * images * cols, runGroups);
+    else
+      runGroups(0, groups);
   }
 }
 
