@@ -9,7 +9,8 @@ Table A  every model in test/Transforms/Inputs/models/ and
          unlimited down to the tightest that still compiles: serial,
          makespan, lower bound, makespan/lower bound, serial/makespan,
          hidden copy time, cross-queue waits; for the rows far from their
-         bound, the bound's own terms (makespan_bound_terms_us: chain, load).
+         bound, the bound's own terms (makespan_bound_terms_us: chain, load, memory,
+         placements).
 Table B  a generated GPT-style decoder stack whose weights do not fit the
          budget (1/2, 1/4 of its weights plus its activations): the makespan
          against the unlimited one, and against an accelerate-style baseline
@@ -334,10 +335,11 @@ def check_report(report, budget):
     if lb > makespan + eps:
         bad.append(f"lower bound {lb:.1f} > makespan {makespan:.1f}")
     terms = report["makespan_bound_terms_us"]
-    if abs(max(terms["chain"], terms["load"], terms["placements"] or 0)
-           - lb) > eps:
+    if abs(max(terms["chain"], terms["load"], terms["memory"],
+               terms["placements"] or 0) - lb) > eps:
         bad.append(f"lower bound {lb:.3f} != max(chain {terms['chain']:.3f}, "
-                   f"load {terms['load']:.3f}, placements "
+                   f"load {terms['load']:.3f}, memory "
+                   f"{terms['memory']:.3f}, placements "
                    f"{placements_term(terms)})")
     if "lower_bound_us" in report and abs(report["lower_bound_us"] - lb) > eps:
         bad.append(f"lower_bound_us {report['lower_bound_us']:.3f} != "
@@ -619,11 +621,15 @@ def table_a(compiler, quick):
     if high:
         print("\nrows with makespan/lower bound > 1.10, and the bound's terms "
               "as the report gives them (makespan_bound_terms_us; LB = "
-              "max(chain, load, placements)): chain = the longest path from "
+              "max(chain, load, memory, placements)): chain = the longest "
+              "path from "
               "the inputs to the results, each op on the device that "
               "finishes it first, copies paid where the path changes device; "
               "load = the LP relaxation of CPU/GPU/H2D busy time with weight "
-              "residency under the budget; placements = the least bound of "
+              "residency under the budget; memory = the same relaxation with "
+              "GPU bytes integrated over time within budget x makespan and "
+              "one dependency path (only up to 4096 ops: 0 elsewhere); "
+              "placements = the least bound of "
               "any placement that can fit (only where at most 20 ops are "
               "free: '-' elsewhere); then each queue's busy time in this "
               "schedule:")
@@ -633,8 +639,8 @@ def table_a(compiler, quick):
             busy = rep["predicted_us"]["queue_busy"]
             print(f"  {r['model']:<20} {r['label']:<11} mk/LB "
                   f"{r['mk'] / r['lb']:.2f}: LB {r['lb']:.0f} = max(chain "
-                  f"{terms['chain']:.0f}, load {terms['load']:.0f}, "
-                  f"placements {placements_term(terms)}); busy "
+                  f"{terms['chain']:.0f}, load {terms['load']:.0f}, memory "
+                  f"{terms['memory']:.0f}, placements {placements_term(terms)}); busy "
                   f"cpu {busy['cpu']:.0f} gpu {busy['gpu']:.0f} h2d "
                   f"{busy['h2d']:.0f} d2h {busy['d2h']:.0f}; weights "
                   f"streamed: {len(streamed_weights(rep))}")
@@ -937,7 +943,8 @@ def table_b(compiler, quick, measure):
               f"{widened_note(rep)}; lower bound "
               f"{rep['makespan_lower_bound_us']:.0f} us (chain "
               f"{rep['makespan_bound_terms_us']['chain']:.0f}, load "
-              f"{rep['makespan_bound_terms_us']['load']:.0f})")
+              f"{rep['makespan_bound_terms_us']['load']:.0f}, memory "
+              f"{rep['makespan_bound_terms_us']['memory']:.0f})")
         if cpu:
             cpu_layers = sorted({layer_of(op["loc"]) for op in cpu
                                  if layer_of(op["loc"]) is not None})

@@ -187,6 +187,259 @@ private:
   double rho = 0;
 };
 
+/// The memory relaxation: the load relaxation's fractional placement, with
+/// GPU memory counted over time as well as at once. In any schedule of
+/// makespan T the GPU's bytes stay within the budget B at every moment, so
+/// the bytes held, integrated over time, are at most B T; and they are at
+/// least: every resident weight's bytes for the whole run, each GPU op's
+/// own buffers (operands that are not weights, results, workspace) while it
+/// runs (the GPU runs one op at a time), and each streamed weight's bytes
+/// while it is copied and while each of its GPU readers runs. With T fixed
+/// the rows are linear:
+///   CPU:   C0 + sum x c <= T           GPU:  G0 + sum (1 - x) g <= T
+///   link:  sum s_w h_w <= T            path: sum_P x c + (1 - x) g <= T
+///   area:  (sum r_w b_w T + sum s_w b_w (h_w + g_readers)
+///           + sum (1 - x) g A) / B <= T
+/// (r_w, s_w: weight w resident or streamed, at least the GPU's share of
+/// each reader; P: one dependency path, the longest at each op's faster
+/// device). Where some point of the dual, the multipliers (a, b, k, p, m)
+/// summing to 1, is positive at T, no fractional placement, and so no
+/// placement and schedule, finishes by T. The bound is the largest T shown
+/// so, by bisection.
+/// The memory term's bisection prices every op at each of many dual points:
+/// beyond this many ops it is left out.
+constexpr size_t kMaxMemoryBoundOps = 4096;
+
+class MemoryBound {
+public:
+  MemoryBound(const PlacementProblem &problem,
+              const std::vector<std::array<bool, 2>> &allowed)
+      : budget(double(problem.gpuBudgetBytes)) {
+    auto root = [&](int value) {
+      for (int producer = problem.values[value].producer;
+           producer >= 0 && problem.ops[producer].aliasesOperand;
+           producer = problem.values[value].producer)
+        value = problem.ops[producer].operands.front();
+      return value;
+    };
+    // Weight values: their bytes, copy time, readers, and whether they can
+    // be resident (the weight op may go to the GPU) or streamed (it may
+    // stay on the host).
+    std::vector<int> weightIndex(problem.values.size(), -1);
+    for (auto [index, op] : llvm::enumerate(problem.ops)) {
+      if (!op.isWeight)
+        continue;
+      for (int value : op.results) {
+        const PlacementValue &weight = problem.values[value];
+        if (weight.consumers.empty())
+          continue;
+        Weight entry{double(alignBufferSize(weight.bytes)), weight.h2dUs,
+                     double(weight.consumers.size()), allowed[index][1],
+                     allowed[index][0]};
+        if (!entry.streamable && entry.residentOk) {
+          // Resident whatever the placement: its bytes for the whole run.
+          residentFixedBytes += entry.bytes;
+          continue;
+        }
+        weightIndex[value] = int(weights.size());
+        weights.push_back(entry);
+      }
+    }
+    // The longest path at each op's faster device (copies left out).
+    std::vector<double> ready(problem.values.size(), 0);
+    std::vector<int> via(problem.values.size(), -1), pathPrev(problem.ops.size(), -1);
+    std::vector<double> finish(problem.ops.size(), 0);
+    int last = -1;
+    double longest = -1;
+    for (auto [index, op] : llvm::enumerate(problem.ops)) {
+      if (op.isWeight)
+        continue;
+      double start = 0;
+      int prev = -1;
+      for (llvm::ArrayRef<int> list : {llvm::ArrayRef<int>(op.operands),
+                                       llvm::ArrayRef<int>(op.hostOperands)})
+        for (int value : list)
+          if (ready[value] > start || (prev < 0 && via[value] >= 0)) {
+            start = std::max(start, ready[value]);
+            prev = via[value];
+          }
+      double fastest = kNever;
+      if (allowed[index][0])
+        fastest = op.cpuUs;
+      if (allowed[index][1])
+        fastest = std::min(fastest, op.gpuUs);
+      if (fastest == kNever)
+        fastest = 0;
+      finish[index] = start + fastest;
+      pathPrev[index] = prev;
+      for (int value : op.results) {
+        ready[value] = finish[index];
+        via[value] = int(index);
+      }
+      if (finish[index] > longest) {
+        longest = finish[index];
+        last = int(index);
+      }
+    }
+    std::vector<bool> onPath(problem.ops.size(), false);
+    for (int op = last; op >= 0; op = pathPrev[op])
+      onPath[op] = true;
+
+    llvm::SmallVector<int, 8> seen;
+    for (auto [index, op] : llvm::enumerate(problem.ops)) {
+      if (op.isWeight)
+        continue;
+      // A view on neither device (one fit nowhere else) takes no time.
+      if (!allowed[index][0] && !allowed[index][1])
+        continue;
+      Op entry;
+      entry.cpuUs = allowed[index][0] ? op.cpuUs : kNever;
+      entry.gpuUs = allowed[index][1] ? op.gpuUs : kNever;
+      entry.onPath = onPath[index];
+      if (allowed[index][1] && !op.aliasesOperand) {
+        // Its own buffers while it runs: operands that are not weights
+        // (a weight's bytes are counted as resident or streamed), results
+        // and workspace.
+        double bytes = double(alignBufferSize(op.gpuWorkspaceBytes));
+        seen.clear();
+        for (int value : op.operands) {
+          int shared = root(value);
+          if (problem.values[shared].isWeight ||
+              llvm::is_contained(seen, shared))
+            continue;
+          seen.push_back(shared);
+          bytes += double(alignBufferSize(problem.values[shared].bytes));
+        }
+        for (int value : op.results)
+          bytes += double(alignBufferSize(problem.values[value].bytes));
+        entry.heldBytes = bytes;
+      }
+      if (allowed[index][1])
+        for (int value : op.operands)
+          if (weightIndex[value] >= 0 &&
+              !llvm::is_contained(entry.weights, weightIndex[value]))
+            entry.weights.push_back(weightIndex[value]);
+      ops.push_back(std::move(entry));
+    }
+  }
+
+  /// The largest makespan this relaxation rules out, at least `floor`
+  /// (where it rules out none above `floor`, `floor`).
+  double best(double floor) {
+    if (budget <= 0 || floor <= 0)
+      return floor;
+    if (!rulesOut(floor))
+      return floor;
+    double lo = floor, hi = floor * 2;
+    while (rulesOut(hi)) {
+      lo = hi;
+      hi *= 2;
+      if (hi > kMaxOpUs)
+        return lo;
+    }
+    for (int step = 0; step < 40 && hi - lo > 1e-6 * lo; ++step) {
+      double mid = 0.5 * (lo + hi);
+      (rulesOut(mid) ? lo : hi) = mid;
+    }
+    return lo;
+  }
+
+private:
+  struct Weight {
+    double bytes, copyUs, readers;
+    bool residentOk, streamable;
+  };
+  struct Op {
+    double cpuUs = 0, gpuUs = 0, heldBytes = 0;
+    bool onPath = false;
+    llvm::SmallVector<int, 2> weights;
+  };
+  static constexpr int kMultipliers = 5; // a, b, k, p, m
+  using Point = std::array<double, kMultipliers>;
+
+  /// The dual's value at `point` for makespan `T`.
+  double at(const Point &point, double T) const {
+    auto [a, b, k, p, m] = point;
+    double perByte = m / budget;
+    double value = -T + perByte * residentFixedBytes * T;
+    for (const Op &op : ops) {
+      double onCpu = kNever, onGpu = kNever;
+      if (op.cpuUs != kNever)
+        onCpu = (a + (op.onPath ? p : 0)) * op.cpuUs;
+      if (op.gpuUs != kNever) {
+        onGpu = (b + (op.onPath ? p : 0)) * op.gpuUs +
+                perByte * op.gpuUs * op.heldBytes;
+        for (int index : op.weights) {
+          const Weight &weight = weights[index];
+          double resident = weight.residentOk
+                                ? perByte * weight.bytes * T / weight.readers
+                                : kNever;
+          double streamed =
+              weight.streamable
+                  ? (k * weight.copyUs +
+                     perByte * weight.bytes * weight.copyUs) /
+                            weight.readers +
+                        perByte * weight.bytes * op.gpuUs
+                  : kNever;
+          onGpu += std::min(resident, streamed);
+        }
+      }
+      value += std::min(onCpu, onGpu);
+    }
+    return value;
+  }
+
+  /// Whether some dual point is positive at T: a grid over the simplex,
+  /// then a pattern search, starting from the last point that was.
+  bool rulesOut(double T) {
+    double bestValue = at(last, T);
+    Point bestPoint = last;
+    auto consider = [&](const Point &point) {
+      for (double x : point)
+        if (x < 0)
+          return false;
+      double value = at(point, T);
+      if (value <= bestValue)
+        return false;
+      bestValue = value, bestPoint = point;
+      return true;
+    };
+    const int kGrid = 6;
+    for (int a = 0; a <= kGrid; ++a)
+        for (int b = 0; a + b <= kGrid; ++b)
+          for (int k = 0; a + b + k <= kGrid; ++k)
+            for (int p = 0; a + b + k + p <= kGrid; ++p)
+              consider({double(a) / kGrid, double(b) / kGrid,
+                        double(k) / kGrid, double(p) / kGrid,
+                        double(kGrid - a - b - k - p) / kGrid});
+    for (double step = 0.5 / kGrid; bestValue <= 0 && step > 1e-6;
+         step /= 2) {
+      bool moved = true;
+      for (int round = 0; moved && bestValue <= 0 && round < 32; ++round) {
+        moved = false;
+        Point from = bestPoint;
+        for (int i = 0; i < kMultipliers; ++i)
+          for (int j = 0; j < kMultipliers; ++j) {
+            if (i == j)
+              continue;
+            Point to = from;
+            to[i] += step, to[j] -= step;
+            moved |= consider(to);
+          }
+      }
+    }
+    if (bestValue > 0)
+      last = bestPoint;
+    return bestValue > 0;
+  }
+
+  double budget;
+  double residentFixedBytes = 0;
+  std::vector<Weight> weights;
+  std::vector<Op> ops;
+  Point last{0, 0, 0, 0, 1};
+};
+
 /// Beyond this many items a placement's memory test looks only at each
 /// item's own buffers (the happens-before sets are quadratic).
 constexpr size_t kMaxOrderedItems = 2048;
@@ -433,12 +686,17 @@ MakespanBound tandem::computeMakespanBound(const PlacementProblem &problem,
   MakespanBound bound;
   bound.chainUs = chainBoundUs(problem, allowed);
   bound.loadUs = LoadBound(problem, allowed).best(effort);
+  if (effort == BoundEffort::Exhaustive && problem.hasGpu &&
+      problem.ops.size() <= kMaxMemoryBoundOps)
+    bound.memoryUs = MemoryBound(problem, allowed)
+                         .best(std::max(bound.chainUs, bound.loadUs));
   if (effort == BoundEffort::Exhaustive)
     bound.placementsUs = placementsBoundUs(
         problem, std::max(bound.chainUs, bound.loadUs), fittingUs);
   // Rounding in the sums must not lift a bound above a makespan it equals.
   bound.chainUs *= 1 - 1e-12;
   bound.loadUs *= 1 - 1e-9;
+  bound.memoryUs *= 1 - 1e-9;
   if (bound.placementsUs)
     *bound.placementsUs *= 1 - 1e-12;
   return bound;

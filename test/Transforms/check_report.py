@@ -75,7 +75,8 @@ if within:
     below(report["makespan_lower_bound_us"], parts["makespan"],
           "makespan_lower_bound_us")
 terms = report["makespan_bound_terms_us"]
-largest_term = max(terms["chain"], terms["load"], terms["placements"] or 0)
+largest_term = max(terms["chain"], terms["load"], terms["memory"],
+                   terms["placements"] or 0)
 if not math.isclose(largest_term, report["makespan_lower_bound_us"],
                     rel_tol=1e-9):
     sys.exit("makespan_lower_bound_us is not the largest of its terms")

@@ -3,7 +3,7 @@
 // A bound below the makespan of every placement of a problem within its GPU
 // budget, under every schedule (pins held): what the report's
 // `lower_bound_us` states, and what `auto`'s makespan is measured against.
-// It is the largest of three relaxations, each with its own proof:
+// It is the largest of four relaxations, each with its own proof:
 //
 // - the chain: the longest path from the inputs (on the host) to the
 //   results (back on the host), each op on whichever device finishes it
@@ -16,6 +16,13 @@
 //   run, so the weight bytes the GPU ops read, beyond what the budget can
 //   keep resident, are copied at the link's rate. Any point of the linear
 //   program's dual is a bound (weak duality); the best one is searched for;
+// - the memory (for the report, on models of up to 4096 ops): the load
+//   relaxation with one dependency path held to the makespan too, and the
+//   GPU's bytes integrated over the run within the budget times the
+//   makespan: a resident weight holds its bytes for the whole run, a
+//   streamed one while it is copied and while its readers run, and each GPU
+//   op its own buffers while it runs. The largest makespan whose relaxation
+//   is shown infeasible (a positive point of its dual), by bisection;
 // - the placements (where few enough ops are free to enumerate them by
 //   branch and bound): the least, over every placement that can fit, of the
 //   placement's own bound. With the devices fixed the copies are known, so
@@ -41,12 +48,15 @@ namespace mlir::tandem {
 struct MakespanBound {
   /// The chain term and the load term, microseconds.
   double chainUs = 0, loadUs = 0;
+  /// The memory term (not computed at BoundEffort::Quick): at least the
+  /// chain and load terms.
+  double memoryUs = 0;
   /// The placements term, where it was computed (BoundEffort::Exhaustive,
   /// few enough free ops, the enumeration finished).
   std::optional<double> placementsUs;
 
   double us() const {
-    return std::max({chainUs, loadUs, placementsUs.value_or(0)});
+    return std::max({chainUs, loadUs, memoryUs, placementsUs.value_or(0)});
   }
 };
 
