@@ -345,13 +345,25 @@ void MakespanSearch::perturbAndImprove(uint64_t seed) {
   }
 }
 
-/// The placement with its `count` largest free resident weights streamed
-/// instead, for count = 1, 2, 4, ... and all of them: each trades resident
-/// bytes for memory a prefetch window can use, and needs no more memory in
-/// program order than the placement itself (a streamed weight lives from
-/// its copy to its last reader, a resident one for the whole run).
+/// Which rungs a streaming ladder has (see streamingLadder).
+enum class LadderRungs {
+  /// Its 1, 2, 4, ... largest resident weights streamed, then all: dense
+  /// near the placement's own residency.
+  FromResident,
+  /// All but a half, a quarter, an eighth and a sixteenth of them streamed,
+  /// then all: dense near streaming everything, for large graphs whose
+  /// frontier has no ladders of its own.
+  FromStreamed,
+};
+
+/// The placement with its largest free resident weights streamed instead,
+/// more at each rung: each trades resident bytes for memory a prefetch
+/// window can use, and needs no more memory in program order than the
+/// placement itself (a streamed weight lives from its copy to its last
+/// reader, a resident one for the whole run).
 std::vector<Placement> streamingLadder(const PlacementProblem &problem,
-                                       const Placement &placement) {
+                                       const Placement &placement,
+                                       LadderRungs rungs) {
   std::vector<int> resident;
   for (auto [index, op] : llvm::enumerate(problem.ops))
     if (op.isWeight && !op.isFixed() && placement[index])
@@ -368,11 +380,23 @@ std::vector<Placement> streamingLadder(const PlacementProblem &problem,
     int64_t bytesA = bytesOf(a), bytesB = bytesOf(b);
     return bytesA != bytesB ? bytesA > bytesB : a > b;
   });
+  std::vector<size_t> counts;
+  size_t all = resident.size();
+  if (rungs == LadderRungs::FromResident) {
+    for (size_t count = 1; count < all; count *= 2)
+      counts.push_back(count);
+  } else {
+    for (size_t kept = all / 2; kept >= 1 && counts.size() < 4; kept /= 2)
+      counts.push_back(all - kept);
+  }
+  if (all > 0)
+    counts.push_back(all);
   std::vector<Placement> ladder;
   Placement variant = placement;
   size_t streamed = 0;
-  for (size_t count = 1; streamed < resident.size(); count *= 2) {
-    count = std::min(count, resident.size());
+  for (size_t count : counts) {
+    if (count <= streamed)
+      continue;
     for (; streamed < count; ++streamed)
       variant[resident[streamed]] = 0;
     ladder.push_back(variant);
@@ -587,8 +611,18 @@ search::SideCandidates::SideCandidates(const PlacementProblem &problem)
         std::vector<Placement> placements =
             greedyPrefixes(problem, effort.greedyPrefixes);
         Placement earliest = earliestFinishPlacement(problem);
-        for (Placement &variant : streamingLadder(problem, earliest))
+        for (Placement &variant :
+             streamingLadder(problem, earliest, LadderRungs::FromResident))
           placements.push_back(std::move(variant));
+        // Where the frontier's points get no ladders, everything on the GPU
+        // gets one: on a long chain whose first op is faster on the CPU
+        // (the earliest-finish placement then stays there), streaming
+        // nearly every weight is what fits a budget and keeps the GPU busy.
+        if (effort.ladderPoints == 0)
+          for (Placement &variant :
+               streamingLadder(problem, problem.mostGpuPlacement(),
+                               LadderRungs::FromStreamed))
+            placements.push_back(std::move(variant));
         placements.push_back(std::move(earliest));
         std::vector<PricedPlacement> priced(placements.size());
         llvm::parallelFor(0, placements.size(), [&](size_t i) {
@@ -620,7 +654,8 @@ void searchForMakespan(const PlacementProblem &problem,
   for (const FrontierPoint &point : frontier.getPoints()) {
     placements.push_back(point.placement);
     if (laddered++ < effort.ladderPoints)
-      for (Placement &variant : streamingLadder(problem, point.placement))
+      for (Placement &variant : streamingLadder(problem, point.placement,
+                                                LadderRungs::FromResident))
         placements.push_back(std::move(variant));
   }
   // Each priced once (its makespan with no window, its memory in program
