@@ -17,6 +17,16 @@ namespace {
 
 constexpr double kNever = 1e300;
 
+/// A value read through views: the value whose buffer it shares (its bytes
+/// are at least the view's).
+int viewRoot(const PlacementProblem &problem, int value) {
+  for (int producer = problem.values[value].producer;
+       producer >= 0 && problem.ops[producer].aliasesOperand;
+       producer = problem.values[value].producer)
+    value = problem.ops[producer].operands.front();
+  return value;
+}
+
 /// The devices `op` may run on in some placement within the budget: its
 /// pin and its device support allow it, and on the GPU what it reads and
 /// writes there at once fits the budget.
@@ -215,13 +225,7 @@ public:
   MemoryBound(const PlacementProblem &problem,
               const std::vector<std::array<bool, 2>> &allowed)
       : budget(double(problem.gpuBudgetBytes)) {
-    auto root = [&](int value) {
-      for (int producer = problem.values[value].producer;
-           producer >= 0 && problem.ops[producer].aliasesOperand;
-           producer = problem.values[value].producer)
-        value = problem.ops[producer].operands.front();
-      return value;
-    };
+    auto root = [&](int value) { return viewRoot(problem, value); };
     // Weight values: their bytes, copy time, readers, and whether they can
     // be resident (the weight op may go to the GPU) or streamed (it may
     // stay on the host).
@@ -577,14 +581,7 @@ bool surelyOverBudget(const PlacementProblem &pinned) {
   auto onGpu = [](const PlacementOp &op) {
     return op.isFixed() && op.fixedDevice();
   };
-  // A value read through views: the value whose buffer it shares, at most.
-  auto root = [&](int value) {
-    for (int producer = pinned.values[value].producer;
-         producer >= 0 && pinned.ops[producer].aliasesOperand;
-         producer = pinned.values[value].producer)
-      value = pinned.ops[producer].operands.front();
-    return value;
-  };
+  auto root = [&](int value) { return viewRoot(pinned, value); };
   auto isResident = [&](int value) {
     int producer = pinned.values[value].producer;
     return producer >= 0 && pinned.ops[producer].isWeight &&
