@@ -17,14 +17,32 @@ namespace {
 
 constexpr double kNever = 1e300;
 
-/// A value read through views: the value whose buffer it shares (its bytes
-/// are at least the view's).
-int viewRoot(const PlacementProblem &problem, int value) {
-  for (int producer = problem.values[value].producer;
-       producer >= 0 && problem.ops[producer].aliasesOperand;
-       producer = problem.values[value].producer)
-    value = problem.ops[producer].operands.front();
-  return value;
+/// The GPU bytes `op`'s own buffers take while it runs there: its
+/// workspace, its results, and each buffer its operands read (a value read
+/// through views counts as the value whose buffer it shares, once), less
+/// the operand buffers `countedElsewhere` says are accounted for apart.
+template <typename Predicate>
+int64_t ownGpuBytes(const PlacementProblem &problem, const PlacementOp &op,
+                    Predicate countedElsewhere) {
+  auto viewRoot = [&](int value) {
+    for (int producer = problem.values[value].producer;
+         producer >= 0 && problem.ops[producer].aliasesOperand;
+         producer = problem.values[value].producer)
+      value = problem.ops[producer].operands.front();
+    return value;
+  };
+  int64_t bytes = alignBufferSize(op.gpuWorkspaceBytes);
+  llvm::SmallVector<int, 8> seen;
+  for (int value : op.operands) {
+    int shared = viewRoot(value);
+    if (countedElsewhere(shared) || llvm::is_contained(seen, shared))
+      continue;
+    seen.push_back(shared);
+    bytes += alignBufferSize(problem.values[shared].bytes);
+  }
+  for (int value : op.results)
+    bytes += alignBufferSize(problem.values[value].bytes);
+  return bytes;
 }
 
 /// The devices `op` may run on in some placement within the budget: its
@@ -197,6 +215,10 @@ private:
   double rho = 0;
 };
 
+/// The memory term's bisection prices every op at each of many dual points:
+/// beyond this many ops it is left out.
+constexpr size_t kMaxMemoryBoundOps = 4096;
+
 /// The memory relaxation: the load relaxation's fractional placement, with
 /// GPU memory counted over time as well as at once. In any schedule of
 /// makespan T the GPU's bytes stay within the budget B at every moment, so
@@ -216,16 +238,11 @@ private:
 /// summing to 1, is positive at T, no fractional placement, and so no
 /// placement and schedule, finishes by T. The bound is the largest T shown
 /// so, by bisection.
-/// The memory term's bisection prices every op at each of many dual points:
-/// beyond this many ops it is left out.
-constexpr size_t kMaxMemoryBoundOps = 4096;
-
 class MemoryBound {
 public:
   MemoryBound(const PlacementProblem &problem,
               const std::vector<std::array<bool, 2>> &allowed)
       : budget(double(problem.gpuBudgetBytes)) {
-    auto root = [&](int value) { return viewRoot(problem, value); };
     // Weight values: their bytes, copy time, readers, and whether they can
     // be resident (the weight op may go to the GPU) or streamed (it may
     // stay on the host).
@@ -289,7 +306,6 @@ public:
     for (int op = last; op >= 0; op = pathPrev[op])
       onPath[op] = true;
 
-    llvm::SmallVector<int, 8> seen;
     for (auto [index, op] : llvm::enumerate(problem.ops)) {
       if (op.isWeight)
         continue;
@@ -300,24 +316,12 @@ public:
       entry.cpuUs = allowed[index][0] ? op.cpuUs : kNever;
       entry.gpuUs = allowed[index][1] ? op.gpuUs : kNever;
       entry.onPath = onPath[index];
-      if (allowed[index][1] && !op.aliasesOperand) {
-        // Its own buffers while it runs: operands that are not weights
-        // (a weight's bytes are counted as resident or streamed), results
-        // and workspace.
-        double bytes = double(alignBufferSize(op.gpuWorkspaceBytes));
-        seen.clear();
-        for (int value : op.operands) {
-          int shared = root(value);
-          if (problem.values[shared].isWeight ||
-              llvm::is_contained(seen, shared))
-            continue;
-          seen.push_back(shared);
-          bytes += double(alignBufferSize(problem.values[shared].bytes));
-        }
-        for (int value : op.results)
-          bytes += double(alignBufferSize(problem.values[value].bytes));
-        entry.heldBytes = bytes;
-      }
+      // Its own buffers while it runs; a weight's bytes are counted as
+      // resident or streamed.
+      if (allowed[index][1] && !op.aliasesOperand)
+        entry.heldBytes = double(ownGpuBytes(problem, op, [&](int value) {
+          return problem.values[value].isWeight;
+        }));
       if (allowed[index][1])
         for (int value : op.operands)
           if (weightIndex[value] >= 0 &&
@@ -410,12 +414,12 @@ private:
     };
     const int kGrid = 6;
     for (int a = 0; a <= kGrid; ++a)
-        for (int b = 0; a + b <= kGrid; ++b)
-          for (int k = 0; a + b + k <= kGrid; ++k)
-            for (int p = 0; a + b + k + p <= kGrid; ++p)
-              consider({double(a) / kGrid, double(b) / kGrid,
-                        double(k) / kGrid, double(p) / kGrid,
-                        double(kGrid - a - b - k - p) / kGrid});
+      for (int b = 0; a + b <= kGrid; ++b)
+        for (int k = 0; a + b + k <= kGrid; ++k)
+          for (int p = 0; a + b + k + p <= kGrid; ++p)
+            consider({double(a) / kGrid, double(b) / kGrid, double(k) / kGrid,
+                      double(p) / kGrid,
+                      double(kGrid - a - b - k - p) / kGrid});
     for (double step = 0.5 / kGrid; bestValue <= 0 && step > 1e-6;
          step /= 2) {
       bool moved = true;
@@ -581,7 +585,6 @@ bool surelyOverBudget(const PlacementProblem &pinned) {
   auto onGpu = [](const PlacementOp &op) {
     return op.isFixed() && op.fixedDevice();
   };
-  auto root = [&](int value) { return viewRoot(pinned, value); };
   auto isResident = [&](int value) {
     int producer = pinned.values[value].producer;
     return producer >= 0 && pinned.ops[producer].isWeight &&
@@ -593,23 +596,9 @@ bool surelyOverBudget(const PlacementProblem &pinned) {
       for (int value : op.results)
         resident += alignBufferSize(pinned.values[value].bytes);
   int64_t most = 0;
-  llvm::SmallVector<int, 8> seen;
-  for (const PlacementOp &op : pinned.ops) {
-    if (op.isWeight || op.aliasesOperand || !onGpu(op))
-      continue;
-    int64_t bytes = alignBufferSize(op.gpuWorkspaceBytes);
-    seen.clear();
-    for (int value : op.operands) {
-      int shared = root(value);
-      if (isResident(shared) || llvm::is_contained(seen, shared))
-        continue;
-      seen.push_back(shared);
-      bytes += alignBufferSize(pinned.values[shared].bytes);
-    }
-    for (int value : op.results)
-      bytes += alignBufferSize(pinned.values[value].bytes);
-    most = std::max(most, bytes);
-  }
+  for (const PlacementOp &op : pinned.ops)
+    if (!op.isWeight && !op.aliasesOperand && onGpu(op))
+      most = std::max(most, ownGpuBytes(pinned, op, isResident));
   return resident + most > pinned.gpuBudgetBytes;
 }
 
@@ -683,13 +672,13 @@ MakespanBound tandem::computeMakespanBound(const PlacementProblem &problem,
   MakespanBound bound;
   bound.chainUs = chainBoundUs(problem, allowed);
   bound.loadUs = LoadBound(problem, allowed).best(effort);
+  double chainAndLoadUs = std::max(bound.chainUs, bound.loadUs);
   if (effort == BoundEffort::Exhaustive && problem.hasGpu &&
       problem.ops.size() <= kMaxMemoryBoundOps)
-    bound.memoryUs = MemoryBound(problem, allowed)
-                         .best(std::max(bound.chainUs, bound.loadUs));
+    bound.memoryUs = MemoryBound(problem, allowed).best(chainAndLoadUs);
   if (effort == BoundEffort::Exhaustive)
-    bound.placementsUs = placementsBoundUs(
-        problem, std::max(bound.chainUs, bound.loadUs), fittingUs);
+    bound.placementsUs =
+        placementsBoundUs(problem, chainAndLoadUs, fittingUs);
   // Rounding in the sums must not lift a bound above a makespan it equals.
   bound.chainUs *= 1 - 1e-12;
   bound.loadUs *= 1 - 1e-9;
