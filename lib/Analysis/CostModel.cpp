@@ -3,6 +3,7 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "tandem/runtime/CpuConv.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -13,6 +14,8 @@
 
 using namespace mlir;
 using namespace mlir::tandem;
+// (The definitions below say mlir::tandem: CpuConv.h brings in the runtime's
+// ::tandem namespace, which a bare tandem:: would make ambiguous.)
 
 /// The family of what a group runs before its consumer (softmax, layer
 /// norm): its producer's (GEMM, convolution), else transcendental if its body
@@ -35,7 +38,7 @@ static CostFamily kernelFamilyOf(FusedOp fused) {
                                     : CostFamily::DataMovement;
 }
 
-CostFamily tandem::costFamilyOf(Operation *op) {
+CostFamily mlir::tandem::costFamilyOf(Operation *op) {
   return llvm::TypeSwitch<Operation *, CostFamily>(op)
       .Case<MatmulOp, LinearOp>([](auto) { return CostFamily::Gemm; })
       .Case([](Conv2dOp conv) {
@@ -82,9 +85,9 @@ CostFamily tandem::costFamilyOf(Operation *op) {
       .Default([](Operation *) { return CostFamily::Elementwise; });
 }
 
-double tandem::estimateOpTimeUs(const WorkEstimate &work, Type elementType,
-                                CostFamily family,
-                                const ProcessorProfile &processor) {
+double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
+                                      Type elementType, CostFamily family,
+                                      const ProcessorProfile &processor) {
   if (work.flops == 0 && work.bytesRead == 0 && work.bytesWritten == 0)
     return 0;
   const FamilyCost &cost = processor.family(family);
@@ -116,6 +119,14 @@ static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
                 filter.getDimSize(3) * conv.getGroups();
   double images = result.getDimSize(0);
   double pixels = double(result.getDimSize(2)) * result.getDimSize(3);
+  // A 1x1 convolution the kernel multiplies in place moves neither.
+  ArrayRef<int64_t> strides = conv.getStrides(), padding = conv.getPadding();
+  const int64_t stride[2] = {strides[0], strides[1]},
+                pad[2] = {padding[0], padding[1]};
+  if (::tandem::rt::convMultipliesInPlace(
+          filter.getDimSize(2), filter.getDimSize(3), stride, pad,
+          result.getDimSize(0), result.getDimSize(2) * result.getDimSize(3)))
+    return 0;
   double columns = 2 * rows * images * pixels * elementBytes;
   double scatter =
       images > 1 ? 2 * double(result.getNumElements()) * elementBytes : 0;
@@ -152,8 +163,9 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
   return int64_t(std::min(loops * kFlopsPerLoop, 0x1p60));
 }
 
-std::optional<double> tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
-                                               const DeviceProfile &profile) {
+std::optional<double>
+mlir::tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
+                               const DeviceProfile &profile) {
   auto work = dyn_cast<WorkEstimateOpInterface>(op);
   auto support = dyn_cast<DeviceSupportOpInterface>(op);
   if (!work || !support || !support.canRunOn(kind))
@@ -191,6 +203,7 @@ std::optional<double> tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   return estimateOpTimeUs(estimate, elementType, family, *processor) + consumerUs;
 }
 
-double tandem::estimateTransferTimeUs(int64_t bytes, const LinkProfile &link) {
+double mlir::tandem::estimateTransferTimeUs(int64_t bytes,
+                                            const LinkProfile &link) {
   return link.latencyUs + double(bytes) / link.bandwidth * 1e6;
 }

@@ -192,6 +192,30 @@ case("conv2d", [f32(2, 3, 8, 8), f32(4, 3, 3, 3)],
      "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>",
      "tensor<2x4x8x8xf32>",
      lambda x, w: conv_reference(x, w, None, (1, 1), (1, 1), (1, 1), 1), tol=1e-4)
+# The CPU's im2col has two paths: output rows narrower than 16 gather from a
+# zero-padded copy of each plane, wider ones are copied row by row between
+# zero fills. Each with strides, padding and dilation that differ by axis.
+case("conv2d narrow rows, axes differ, 2 images", [f32(2, 5, 7, 6), f32(4, 5, 3, 2), f32(4)],
+     "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 1>, padding = array<i64: 2, 1>, dilation = array<i64: 1, 2>} : (tensor<2x5x7x6xf32>, tensor<4x5x3x2xf32>, tensor<4xf32>) -> tensor<2x4x5x6xf32>",
+     "tensor<2x4x5x6xf32>",
+     lambda x, w, b: conv_reference(x, w, b, (2, 1), (2, 1), (1, 2), 1), tol=1e-4)
+case("conv2d wide rows, axes differ, 2 images", [f32(2, 3, 34, 40), f32(4, 3, 3, 3)],
+     "  %r = tandem.conv2d %a0, %a1 {strides = array<i64: 1, 2>, padding = array<i64: 1, 2>, dilation = array<i64: 2, 1>} : (tensor<2x3x34x40xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x32x21xf32>",
+     "tensor<2x4x32x21xf32>",
+     lambda x, w: conv_reference(x, w, None, (1, 2), (1, 2), (2, 1), 1), tol=1e-4)
+
+# A 1x1 convolution with unit strides multiplies each image's input in place
+# where an image has 64 pixels or more, and the images' columns side by side
+# below that.
+case("conv2d 1x1 grouped, 2 images in place, then relu", [f32(2, 6, 8, 8), f32(4, 3, 1, 1), f32(4)],
+     "  %c = tandem.conv2d %a0, %a1, %a2 {groups = 2 : i64} : (tensor<2x6x8x8xf32>, tensor<4x3x1x1xf32>, tensor<4xf32>) -> tensor<2x4x8x8xf32>\n"
+     "  %r = tandem.relu %c : tensor<2x4x8x8xf32>",
+     "tensor<2x4x8x8xf32>",
+     lambda x, w, b: np.maximum(conv_reference(x, w, b, (1, 1), (0, 0), (1, 1), 2), 0), tol=1e-4)
+case("conv2d 1x1, 3 images side by side", [f32(3, 5, 3, 4), f32(7, 5, 1, 1), f32(7)],
+     "  %r = tandem.conv2d %a0, %a1, %a2 : (tensor<3x5x3x4xf32>, tensor<7x5x1x1xf32>, tensor<7xf32>) -> tensor<3x7x3x4xf32>",
+     "tensor<3x7x3x4xf32>",
+     lambda x, w, b: conv_reference(x, w, b, (1, 1), (0, 0), (1, 1), 1), tol=1e-4)
 
 
 def pool_reference(x, k, s, p, mode):

@@ -1,0 +1,36 @@
+//===- CpuConv.h - how the CPU's convolution lays out its GEMM --*- C++ -*-===//
+//
+// The CPU runs a convolution as im2col and a GEMM (runtime/lib/cpu/Conv.cpp);
+// the cost model prices the bytes the im2col moves (lib/Analysis/
+// CostModel.cpp). Where the kernel skips the im2col, both ask here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef TANDEM_RUNTIME_CPUCONV_H
+#define TANDEM_RUNTIME_CPUCONV_H
+
+#include <cstdint>
+
+namespace tandem::rt {
+
+/// Below this many pixels an image's columns are too few for an efficient
+/// GEMM alone, and the images' im2col columns go side by side instead.
+constexpr int64_t kConvInPlaceMinPixels = 64;
+
+/// Whether the CPU multiplies a convolution's input as it lies, image by
+/// image, with no im2col and no product to scatter back to NCHW: a 1x1
+/// kernel with unit strides and no padding (an image's channels are then its
+/// im2col columns), over one image or images of at least
+/// kConvInPlaceMinPixels output pixels.
+inline bool convMultipliesInPlace(int64_t kernelHeight, int64_t kernelWidth,
+                                  const int64_t strides[2],
+                                  const int64_t padding[2], int64_t images,
+                                  int64_t pixels) {
+  return kernelHeight == 1 && kernelWidth == 1 && strides[0] == 1 &&
+         strides[1] == 1 && padding[0] == 0 && padding[1] == 0 &&
+         (images == 1 || pixels >= kConvInPlaceMinPixels);
+}
+
+} // namespace tandem::rt
+
+#endif // TANDEM_RUNTIME_CPUCONV_H
