@@ -138,8 +138,9 @@ static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
 /// one loop over an output row per plane, output row and window tap, and
 /// each loop's set-up costs about what 24 multiply-adds do (fitted to
 /// depthwise shapes from 7x7 to 112x112 outputs: 4.3 ns a loop beside
-/// 0.18 ns a multiply-add on the CI machine); with a narrow output (7
-/// wide) that doubles a stencil's time.
+/// 0.18 ns a multiply-add on the CI machine), which weighs most on narrow
+/// rows. (A depthwise convolution over rows under 32 wide runs its channels
+/// side by side instead: CpuConv.h.)
 static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
                                    DeviceKind kind) {
   if (kind != DeviceKind::CPU ||
@@ -152,6 +153,11 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
     return 0;
   constexpr double kFlopsPerLoop = 48;
   auto result = cast<ShapedType>(op->getResult(0).getType());
+  // Over narrow outputs a depthwise convolution runs its channels side by
+  // side, pixel by pixel: no loop per row.
+  if (isa<Conv2dOp>(op) &&
+      ::tandem::rt::depthwiseRunsChannelsSideBySide(result.getDimSize(3)))
+    return 0;
   ArrayRef<int64_t> window =
       llvm::TypeSwitch<Operation *, ArrayRef<int64_t>>(op)
           .Case([](Conv2dOp conv) {

@@ -188,6 +188,18 @@ case("conv2d depthwise, strides and dilation differ by axis", [f32(2, 4, 9, 9), 
      "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 1>, padding = array<i64: 1, 2>, dilation = array<i64: 1, 2>, groups = 4 : i64} : (tensor<2x4x9x9xf32>, tensor<4x1x3x3xf32>, tensor<4xf32>) -> tensor<2x4x5x9xf32>",
      "tensor<2x4x5x9xf32>",
      lambda x, w, b: conv_reference(x, w, b, (2, 1), (1, 2), (1, 2), 4), tol=1e-4)
+# A depthwise convolution runs 16 channels side by side where its output
+# rows are under 32 wide (a block and a tail of 4 here, with the epilogue),
+# plane by plane otherwise.
+case("conv2d depthwise narrow, 20 channels, then relu", [f32(2, 20, 7, 7), f32(20, 1, 3, 3), f32(20)],
+     "  %c = tandem.conv2d %a0, %a1, %a2 {padding = array<i64: 1, 1>, groups = 20 : i64} : (tensor<2x20x7x7xf32>, tensor<20x1x3x3xf32>, tensor<20xf32>) -> tensor<2x20x7x7xf32>\n"
+     "  %r = tandem.relu %c : tensor<2x20x7x7xf32>",
+     "tensor<2x20x7x7xf32>",
+     lambda x, w, b: np.maximum(conv_reference(x, w, b, (1, 1), (1, 1), (1, 1), 20), 0), tol=1e-4)
+case("conv2d depthwise wide rows", [f32(1, 3, 34, 34), f32(3, 1, 5, 5)],
+     "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 2, 2>, groups = 3 : i64} : (tensor<1x3x34x34xf32>, tensor<3x1x5x5xf32>) -> tensor<1x3x34x34xf32>",
+     "tensor<1x3x34x34xf32>",
+     lambda x, w: conv_reference(x, w, None, (1, 1), (2, 2), (1, 1), 3), tol=1e-4)
 case("conv2d", [f32(2, 3, 8, 8), f32(4, 3, 3, 3)],
      "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 1, 1>} : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>",
      "tensor<2x4x8x8xf32>",

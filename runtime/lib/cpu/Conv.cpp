@@ -83,6 +83,76 @@ std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
   return {first, last};
 }
 
+/// Depthwise convolution over narrow outputs (CpuConv.h: a MobileNet's
+/// 24x24 and smaller maps), kDepthwiseLanes channels side by side: one loop per
+/// plane, output row and tap would cost more in set-up than in
+/// multiply-adds. The channels of a block (of one image) are copied,
+/// interleaved, into a zero-padded block, pixel-major and channel-minor, and
+/// each output pixel accumulates its taps over all of them at once.
+void narrowDepthwiseConv2dF32(const TensorView &x, const TensorView &w,
+                              const TensorView *b, const TensorView &out,
+                              const img::Conv2dAttrs &a,
+                              const BlockEpilogue *epilogue) {
+  constexpr int64_t L = kDepthwiseLanes;
+  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  int64_t kh = w.shape[2], kw = w.shape[3], taps = kh * kw;
+  int64_t oh = out.shape[2], ow = out.shape[3];
+  int64_t sh = a.strides[0], sw = a.strides[1], ph = a.padding[0],
+          pw = a.padding[1], dh = a.dilation[0], dw = a.dilation[1];
+  int64_t paddedHeight = h + 2 * ph, paddedWidth = wd + 2 * pw;
+  const float *in = static_cast<const float *>(x.data);
+  const float *wt = static_cast<const float *>(w.data);
+  const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
+  float *z = static_cast<float *>(out.data);
+  int64_t blocksPerImage = (c + L - 1) / L;
+  parallelFor(
+      n * blocksPerImage, L * (oh * ow * taps + paddedHeight * paddedWidth),
+      [&](int64_t first, int64_t last) {
+        // The border stays zero: only the interior is written. A last block
+        // of fewer than L channels computes stale lanes it never stores.
+        std::vector<float> padded(paddedHeight * paddedWidth * L, 0.0f);
+        std::vector<float> filters(taps * L), initial(L);
+        for (int64_t block = first; block < last; ++block) {
+          int64_t image = block / blocksPerImage;
+          int64_t c0 = block % blocksPerImage * L;
+          int64_t lanes = std::min(L, c - c0);
+          int64_t plane0 = image * c + c0;
+          for (int64_t l = 0; l < lanes; ++l) {
+            const float *src = in + (plane0 + l) * h * wd;
+            for (int64_t y = 0; y < h; ++y)
+              for (int64_t xi = 0; xi < wd; ++xi)
+                padded[((y + ph) * paddedWidth + xi + pw) * L + l] =
+                    src[y * wd + xi];
+          }
+          for (int64_t l = 0; l < L; ++l) {
+            for (int64_t tap = 0; tap < taps; ++tap)
+              filters[tap * L + l] = l < lanes ? wt[(c0 + l) * taps + tap] : 0;
+            initial[l] = bias && l < lanes ? bias[c0 + l] : 0.0f;
+          }
+          for (int64_t y = 0; y < oh; ++y)
+            for (int64_t xo = 0; xo < ow; ++xo) {
+              float acc[L];
+              for (int64_t l = 0; l < L; ++l)
+                acc[l] = initial[l];
+              const float *window =
+                  padded.data() + (y * sh * paddedWidth + xo * sw) * L;
+              for (int64_t i = 0; i < kh; ++i)
+                for (int64_t j = 0; j < kw; ++j) {
+                  const float *pixel =
+                      window + (i * dh * paddedWidth + j * dw) * L;
+                  const float *filter = filters.data() + (i * kw + j) * L;
+                  for (int64_t l = 0; l < L; ++l)
+                    acc[l] += filter[l] * pixel[l];
+                }
+              for (int64_t l = 0; l < lanes; ++l)
+                z[(plane0 + l) * oh * ow + y * ow + xo] = acc[l];
+            }
+          if (epilogue)
+            (*epilogue)(plane0 * oh * ow, (plane0 + lanes) * oh * ow);
+        }
+      });
+}
+
 /// Depthwise convolution (one input channel per group and one filter per
 /// channel, as in MobileNets) directly: each output row accumulates kernel
 /// row by kernel column over all its outputs at once, planes in parallel.
@@ -100,6 +170,8 @@ void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
+  if (depthwiseRunsChannelsSideBySide(ow))
+    return narrowDepthwiseConv2dF32(x, w, b, out, a, epilogue);
   parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
     for (int64_t plane = first; plane < last; ++plane) {
       int64_t channel = plane % c;
