@@ -142,6 +142,17 @@ case("matmul batched", [f32(2, 1, 4, 5), f32(3, 5, 6)],
 case("linear with bias", [f32(2, 7, 13), f32(16, 13), f32(16)],
      "  %r = tandem.linear %a0, %a1, %a2 : (tensor<2x7x13xf32>, tensor<16x13xf32>, tensor<16xf32>) -> tensor<2x7x16xf32>",
      "tensor<2x7x16xf32>", lambda x, w, b: x @ w.T + b, tol=1e-4)
+# Skinny products (a few rows or columns against many) run in blocks of the
+# long side where OpenBLAS has small-matrix kernels: a linear of 3 rows in
+# 4 blocks of columns (the last one short), with its bias and a relu
+# epilogue; a matmul of 5 columns in 4 blocks of rows.
+case("linear skinny, 3 rows, then relu", [f32(3, 300), f32(1000, 300), f32(1000)],
+     "  %l = tandem.linear %a0, %a1, %a2 : (tensor<3x300xf32>, tensor<1000x300xf32>, tensor<1000xf32>) -> tensor<3x1000xf32>\n"
+     "  %r = tandem.relu %l : tensor<3x1000xf32>",
+     "tensor<3x1000xf32>", lambda x, w, b: np.maximum(x @ w.T + b, 0), tol=1e-3)
+case("matmul skinny, 5 columns", [f32(700, 300), f32(300, 5)],
+     "  %r = tandem.matmul %a0, %a1 : (tensor<700x300xf32>, tensor<300x5xf32>) -> tensor<700x5xf32>",
+     "tensor<700x5xf32>", np.matmul, tol=1e-3)
 case("linear", [f32(5, 13), f32(4, 13)],
      "  %r = tandem.linear %a0, %a1 : (tensor<5x13xf32>, tensor<4x13xf32>) -> tensor<5x4xf32>",
      "tensor<5x4xf32>", lambda x, w: x @ w.T, tol=1e-4)

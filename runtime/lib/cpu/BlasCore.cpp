@@ -71,6 +71,20 @@ const char *tandem::rt::betterBlasCore() {
   return best;
 }
 
+bool tandem::rt::blasHasSmallMatrixKernels() {
+  // OpenBLAS 0.3.21's small-matrix SGEMM kernels are SkylakeX's (Cooperlake
+  // and SapphireRapids use them too): its AVX-512 cores.
+  static const bool has = [] {
+    const char *current =
+        openblas_get_corename ? openblas_get_corename() : nullptr;
+    for (const Core &core : kVectorCores)
+      if (current && core.avx512 && strcasecmp(current, core.name) == 0)
+        return true;
+    return false;
+  }();
+  return has;
+}
+
 namespace {
 
 /// Whether /proc/self/exe is the program `argv0` names (found on PATH when it

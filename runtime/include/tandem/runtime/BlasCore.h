@@ -19,6 +19,10 @@ const char *blasCoreForThisCpu();
 /// the user has not set OPENBLAS_CORETYPE; else null.
 const char *betterBlasCore();
 
+/// Whether the loaded BLAS is OpenBLAS on kernels with small-matrix SGEMM
+/// kernels (which multiply a small product without packing its operands).
+bool blasHasSmallMatrixKernels();
+
 /// Where betterBlasCore() names a core: executes this program again with
 /// `argv` and OPENBLAS_CORETYPE naming it (it does not return). Else, or if
 /// that fails, returns.
