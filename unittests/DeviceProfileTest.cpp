@@ -4,6 +4,7 @@
 #include "tandem/Analysis/CostModel.h"
 #include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -253,31 +254,68 @@ TEST_F(CostFamilyTest, CpuStencilsPayALoopPerOutputRowAndTap) {
     p->setUniformFamilies(0);
   }
   auto conv = parseFirst<Conv2dOp>(R"(
-    func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) {
-      %r = tandem.conv2d %x, %w {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+    func.func @main(%x: tensor<1x4x32x32xf32>, %w: tensor<4x1x3x3xf32>) {
+      %r = tandem.conv2d %x, %w {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x32x32xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x32x32xf32>
       return
     })");
-  // 2 * 4 * 8 * 8 * 9 = 4608 FLOPs at 1 GFLOP/s; on the CPU also 4 planes x
-  // 8 rows x 9 taps = 288 loops of 48 FLOPs each.
-  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::GPU, profile), 4.608);
+  // 2 * 4 * 32 * 32 * 9 = 73728 FLOPs at 1 GFLOP/s; on the CPU also 4
+  // planes x 32 rows x 9 taps = 1152 loops of 48 FLOPs each.
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::GPU, profile), 73.728);
   EXPECT_DOUBLE_EQ(*estimateOpTimeUs(conv, DeviceKind::CPU, profile),
-                   4.608 + 13.824);
+                   73.728 + 55.296);
   // Fused with its epilogue, the stencil pays the same loops (it once read
   // a window from an op that is not a convolution).
   auto fused = parseFirst<FusedOp>(R"(
-    func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) {
-      %r = tandem.fused(%x, %w) : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32> {
-      ^bb0(%a: tensor<1x4x8x8xf32>, %b: tensor<4x1x3x3xf32>):
-        %c = tandem.conv2d %a, %b {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
-        %d = tandem.relu %c : tensor<1x4x8x8xf32>
-        tandem.yield %d : tensor<1x4x8x8xf32>
+    func.func @main(%x: tensor<1x4x32x32xf32>, %w: tensor<4x1x3x3xf32>) {
+      %r = tandem.fused(%x, %w) : (tensor<1x4x32x32xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x32x32xf32> {
+      ^bb0(%a: tensor<1x4x32x32xf32>, %b: tensor<4x1x3x3xf32>):
+        %c = tandem.conv2d %a, %b {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x32x32xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x32x32xf32>
+        %d = tandem.relu %c : tensor<1x4x32x32xf32>
+        tandem.yield %d : tensor<1x4x32x32xf32>
       }
       return
     })");
   double onGpu = *estimateOpTimeUs(fused, DeviceKind::GPU, profile);
-  EXPECT_GE(onGpu, 4.608);
+  EXPECT_GE(onGpu, 73.728);
   EXPECT_DOUBLE_EQ(*estimateOpTimeUs(fused, DeviceKind::CPU, profile),
-                   onGpu + 13.824);
+                   onGpu + 55.296);
+  // Over rows under 32 wide the CPU runs the channels side by side, with no
+  // loop per row: the roofline alone.
+  auto narrow = parseFirst<Conv2dOp>(R"(
+    func.func @main(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) {
+      %r = tandem.conv2d %x, %w {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+      return
+    })");
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(narrow, DeviceKind::CPU, profile), 4.608);
+}
+
+TEST_F(CostFamilyTest, CpuIm2colBytesExceptWhereA1x1ConvolutionIsInPlace) {
+  // Memory-bound rates, every family at the plain roofline: the CPU's time
+  // beyond the GPU's is the bytes its im2col moves, at 1 GB/s.
+  DeviceProfile profile = *getBuiltinProfile("h200");
+  for (ProcessorProfile *p : {&profile.cpu, &*profile.gpu}) {
+    p->f32Flops = 1e15;
+    p->memoryBandwidth = 1e9;
+    p->setUniformFamilies(0);
+  }
+  auto pointwise = [&](int64_t side) {
+    std::string x = llvm::formatv("tensor<2x8x{0}x{0}xf32>", side).str();
+    return parseFirst<Conv2dOp>(
+        "func.func @main(%x: " + x + ", %w: tensor<8x8x1x1xf32>) {\n"
+        "  %r = tandem.conv2d %x, %w : (" + x + ", tensor<8x8x1x1xf32>) -> " +
+        x + "\n  return\n}");
+  };
+  // Images of 64 pixels: multiplied in place, no columns, no scatter.
+  Conv2dOp inPlace = pointwise(8);
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(inPlace, DeviceKind::CPU, profile),
+                   *estimateOpTimeUs(inPlace, DeviceKind::GPU, profile));
+  // Images of 16 pixels side by side: 8 rows x 2 images x 16 pixels of
+  // columns, written and read, and the product scattered back (2 x 256
+  // elements): 4096 bytes, 4.096 us.
+  Conv2dOp sideBySide = pointwise(4);
+  EXPECT_NEAR(*estimateOpTimeUs(sideBySide, DeviceKind::CPU, profile) -
+                  *estimateOpTimeUs(sideBySide, DeviceKind::GPU, profile),
+              4.096, 1e-9);
 }
 
 TEST_F(CostFamilyTest, AGroupsConsumerIsPricedByItsOwnFamily) {
