@@ -391,7 +391,8 @@ CalibrationModel buildLargeOpsModel() {
                                {64, 256, 256},
                                {512, 256, 768},
                                {256, 1024, 1024},
-                               {512, 1024, 256}})
+                               {512, 1024, 256},
+                               {4, 1024, 1024}})
     linear(m, rows, in, out);
   matmul(m, 4, 32);
   matmul(m, 32, 64);
@@ -407,6 +408,8 @@ CalibrationModel buildLargeOpsModel() {
   conv(m, 2, 64, 64, 64, 3, 1, 1, 1);
   conv(m, 1, 64, 28, 128, 3, 2, 1, 1);
   conv(m, 2, 128, 16, 32, 3, 1, 1, 1);
+  conv(m, 2, 128, 2, 32, 3, 1, 1, 1);
+  conv(m, 2, 256, 2, 256, 3, 1, 1, 1);
   conv(m, 16, 3, 64, 32, 3, 1, 1, 1);
   conv(m, 4, 32, 32, 64, 3, 1, 1, 1);
   conv(m, 2, 64, 16, 64, 3, 1, 1, 4);
@@ -489,6 +492,8 @@ CalibrationModel buildSmallOpsModel() {
     conv(m, 1, 16, 8, 32, 1, 1, 0, 1);
     conv(m, 1, 16, 8, 16, 3, 1, 1, 16);
     conv(m, 1, 16, 8, 16, 3, 1, 1, 4);
+    conv(m, 1, 96, 1, 4, 1, 1, 0, 1);
+    conv(m, 1, 4, 1, 96, 1, 1, 0, 1);
     pool(m, 1, 8, 16, 2, 2, 0, true);
     elementwise(m, 128, 16, {"relu"});
     elementwise(m, 4, 256, {"relu", "sigmoid", "tanh"});
