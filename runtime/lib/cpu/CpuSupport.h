@@ -161,22 +161,29 @@ template <size_t N, typename F>
 void forEachElement(const std::vector<int64_t> &shape,
                     const std::vector<int64_t> (&strides)[N],
                     int64_t costPerElement, F f) {
+  std::vector<int64_t> dims = shape;
   std::vector<int64_t> copies[N];
   for (size_t k = 0; k < N; ++k)
     copies[k] = strides[k];
-  forEachRow(shape, copies, costPerElement,
-             [&](int64_t out, const int64_t *start, int64_t length,
-                 const int64_t *step) {
-               unsigned unitSteps = 0;
-               bool simple = true;
-               for (size_t k = 0; k < N; ++k) {
-                 unitSteps |= unsigned(step[k] == 1) << k;
-                 simple &= step[k] == 0 || step[k] == 1;
-               }
-               if constexpr (N <= 3) {
-                 if (simple) {
-                   withStepMask<N>(unitSteps, [&](auto mask) {
-                     constexpr unsigned kMask = decltype(mask)::value;
+  coalesce(dims, copies);
+  // Every row steps its operands alike (the innermost strides), so the loop
+  // is chosen once, not per row: on short rows (a squeeze-and-excitation
+  // scale, [2, 1152, 1, 1] x [2, 1152, 2, 2]) choosing it per row cost more
+  // than the row.
+  unsigned unitSteps = 0;
+  bool simple = true;
+  for (size_t k = 0; k < N; ++k) {
+    int64_t step = dims.empty() ? 0 : copies[k].back();
+    unitSteps |= unsigned(step == 1) << k;
+    simple &= step == 0 || step == 1;
+  }
+  if constexpr (N <= 3) {
+    if (simple) {
+      withStepMask<N>(unitSteps, [&](auto mask) {
+        constexpr unsigned kMask = decltype(mask)::value;
+        forEachRow(dims, copies, costPerElement,
+                   [&](int64_t out, const int64_t *start, int64_t length,
+                       const int64_t *) {
                      for (int64_t j = 0; j < length; ++j) {
                        int64_t o[N];
                        for (size_t k = 0; k < N; ++k)
@@ -184,9 +191,13 @@ void forEachElement(const std::vector<int64_t> &shape,
                        f(uint64_t(out + j), static_cast<const int64_t *>(o));
                      }
                    });
-                   return;
-                 }
-               }
+      });
+      return;
+    }
+  }
+  forEachRow(dims, copies, costPerElement,
+             [&](int64_t out, const int64_t *start, int64_t length,
+                 const int64_t *step) {
                int64_t o[N];
                for (size_t k = 0; k < N; ++k)
                  o[k] = start[k];
