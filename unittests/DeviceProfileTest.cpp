@@ -243,16 +243,23 @@ protected:
         ("func.func @main(" + args + ") {\n  " + body + "\n  return\n}").str();
     return costFamilyOf(parseFirst<OpTy>(text));
   }
+
+  /// The h200 profile with both processors at `flops` and `bandwidth`, every
+  /// family at the plain roofline.
+  static DeviceProfile rooflineProfile(double flops, double bandwidth) {
+    DeviceProfile profile = *getBuiltinProfile("h200");
+    for (ProcessorProfile *p : {&profile.cpu, &*profile.gpu}) {
+      p->f32Flops = flops;
+      p->memoryBandwidth = bandwidth;
+      p->setUniformFamilies(0);
+    }
+    return profile;
+  }
 };
 
 TEST_F(CostFamilyTest, CpuStencilsPayALoopPerOutputRowAndTap) {
   // Compute-bound rates, every family at the plain roofline.
-  DeviceProfile profile = *getBuiltinProfile("h200");
-  for (ProcessorProfile *p : {&profile.cpu, &*profile.gpu}) {
-    p->f32Flops = 1e9;
-    p->memoryBandwidth = 1e15;
-    p->setUniformFamilies(0);
-  }
+  DeviceProfile profile = rooflineProfile(1e9, 1e15);
   auto conv = parseFirst<Conv2dOp>(R"(
     func.func @main(%x: tensor<1x4x32x32xf32>, %w: tensor<4x1x3x3xf32>) {
       %r = tandem.conv2d %x, %w {padding = array<i64: 1, 1>, groups = 4 : i64} : (tensor<1x4x32x32xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x32x32xf32>
@@ -292,12 +299,7 @@ TEST_F(CostFamilyTest, CpuStencilsPayALoopPerOutputRowAndTap) {
 TEST_F(CostFamilyTest, CpuIm2colBytesExceptWhereA1x1ConvolutionIsInPlace) {
   // Memory-bound rates, every family at the plain roofline: the CPU's time
   // beyond the GPU's is the bytes its im2col moves, at 1 GB/s.
-  DeviceProfile profile = *getBuiltinProfile("h200");
-  for (ProcessorProfile *p : {&profile.cpu, &*profile.gpu}) {
-    p->f32Flops = 1e15;
-    p->memoryBandwidth = 1e9;
-    p->setUniformFamilies(0);
-  }
+  DeviceProfile profile = rooflineProfile(1e15, 1e9);
   auto pointwise = [&](int64_t side) {
     std::string x = llvm::formatv("tensor<2x8x{0}x{0}xf32>", side).str();
     return parseFirst<Conv2dOp>(
