@@ -181,6 +181,7 @@ TEST(DeviceProfileTest, FamilyNamesRoundTrip) {
 TEST(DeviceProfileTest, FamiliesInJson) {
   DeviceProfile original = *getBuiltinProfile("host");
   original.cpu.family(CostFamily::Softmax) = {0.01, 0.1, 4.5};
+  original.cpu.family(CostFamily::Gemm) = {0.8, 1, 3, 1.25};
   original.cpu.familySource = "calibrated: a test";
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -191,6 +192,9 @@ TEST(DeviceProfileTest, FamiliesInJson) {
   EXPECT_DOUBLE_EQ(softmax.computeEfficiency, 0.01);
   EXPECT_DOUBLE_EQ(softmax.memoryEfficiency, 0.1);
   EXPECT_DOUBLE_EQ(softmax.fixedUs, 4.5);
+  EXPECT_FALSE(softmax.inlineFixedUs);
+  ASSERT_TRUE(parsed->cpu.family(CostFamily::Gemm).inlineFixedUs);
+  EXPECT_DOUBLE_EQ(*parsed->cpu.family(CostFamily::Gemm).inlineFixedUs, 1.25);
   EXPECT_EQ(parsed->cpu.familySource, "calibrated: a test");
 
   // A profile without families prices every family at the roofline plus
@@ -318,6 +322,32 @@ TEST_F(CostFamilyTest, CpuIm2colBytesExceptWhereA1x1ConvolutionIsInPlace) {
   EXPECT_NEAR(*estimateOpTimeUs(sideBySide, DeviceKind::CPU, profile) -
                   *estimateOpTimeUs(sideBySide, DeviceKind::GPU, profile),
               4.096, 1e-9);
+}
+
+TEST_F(CostFamilyTest, CpuGemmsTooSmallToSplitPayTheInlineFixedCost) {
+  // Compute-bound rates; the CPU's GEMMs cost 10 us fixed, 1 us where they
+  // run whole on the calling thread (under 2^18 FLOPs).
+  DeviceProfile profile = rooflineProfile(1e9, 1e15);
+  profile.cpu.family(CostFamily::Gemm) = {1, 1, 10, 1};
+  profile.gpu->family(CostFamily::Gemm) = {1, 1, 10, 1};
+  auto linear = [&](int64_t rows) {
+    std::string x = llvm::formatv("tensor<{0}x64xf32>", rows).str(),
+                y = llvm::formatv("tensor<{0}x64xf32>", rows).str();
+    return parseFirst<LinearOp>("func.func @main(%x: " + x +
+                                ", %w: tensor<64x64xf32>) {\n"
+                                "  %r = tandem.linear %x, %w : (" +
+                                x + ", tensor<64x64xf32>) -> " + y +
+                                "\n  return\n}");
+  };
+  // 2 * 16 * 64 * 64 = 131072 FLOPs, 131.072 us: on the calling thread.
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(linear(16), DeviceKind::CPU, profile),
+                   1 + 131.072);
+  // 2 * 32 * 64 * 64 = 262144 = 2^18 FLOPs: split over the pool.
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(linear(32), DeviceKind::CPU, profile),
+                   10 + 262.144);
+  // A GPU has no calling thread to run it on.
+  EXPECT_DOUBLE_EQ(*estimateOpTimeUs(linear(16), DeviceKind::GPU, profile),
+                   10 + 131.072);
 }
 
 TEST_F(CostFamilyTest, AGroupsConsumerIsPricedByItsOwnFamily) {

@@ -3,7 +3,7 @@
 #include "tandem/Analysis/CostModel.h"
 
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
-#include "tandem/runtime/CpuConv.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -14,7 +14,7 @@
 
 using namespace mlir;
 using namespace mlir::tandem;
-// (The definitions below say mlir::tandem: CpuConv.h brings in the runtime's
+// (The definitions below say mlir::tandem: CpuKernelPaths.h brings in the runtime's
 // ::tandem namespace, which a bare tandem:: would make ambiguous.)
 
 /// The family of what a group runs before its consumer (softmax, layer
@@ -87,15 +87,18 @@ CostFamily mlir::tandem::costFamilyOf(Operation *op) {
 
 double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
                                       Type elementType, CostFamily family,
-                                      const ProcessorProfile &processor) {
+                                      const ProcessorProfile &processor,
+                                      bool onCallingThread) {
   if (work.flops == 0 && work.bytesRead == 0 && work.bytesWritten == 0)
     return 0;
   const FamilyCost &cost = processor.family(family);
+  double fixedUs = onCallingThread && cost.inlineFixedUs ? *cost.inlineFixedUs
+                                                         : cost.fixedUs;
   double computeSeconds = work.flops / (processor.flopsFor(elementType) *
                                         cost.computeEfficiency);
   double memorySeconds = double(work.bytesRead + work.bytesWritten) /
                          (processor.memoryBandwidth * cost.memoryEfficiency);
-  return cost.fixedUs + std::max(computeSeconds, memorySeconds) * 1e6;
+  return fixedUs + std::max(computeSeconds, memorySeconds) * 1e6;
 }
 
 /// Bytes a kernel moves beyond its operands and result, on `kind`: the CPU
@@ -140,7 +143,7 @@ static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
 /// depthwise shapes from 7x7 to 112x112 outputs: 4.3 ns a loop beside
 /// 0.18 ns a multiply-add on the CI machine), which weighs most on narrow
 /// rows. (A depthwise convolution over rows under 32 wide runs its channels
-/// side by side instead: CpuConv.h.)
+/// side by side instead: CpuKernelPaths.h.)
 static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
                                    DeviceKind kind) {
   if (kind != DeviceKind::CPU ||
@@ -167,6 +170,23 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
   double loops = double(result.getDimSize(0)) * result.getDimSize(1) *
                  result.getDimSize(2) * window[0] * window[1];
   return int64_t(std::min(loops * kFlopsPerLoop, 0x1p60));
+}
+
+/// Whether the CPU runs `op` whole on the calling thread, waking no worker:
+/// a linear or matmul product (a group's producer) too small to split, by
+/// the runtime's rule (CpuKernelPaths.h). (A batched matmul of at least as
+/// many matrices as threads splits above 2^15 FLOPs in all, not 2^18: its
+/// matrices go to the workers whole. Taken as one product here.)
+static bool runsOnCallingThread(Operation *op, CostFamily family,
+                                DeviceKind kind) {
+  if (kind != DeviceKind::CPU || family != CostFamily::Gemm)
+    return false;
+  if (auto fused = dyn_cast<FusedOp>(op))
+    op = fused.getProducer();
+  auto product = dyn_cast_or_null<WorkEstimateOpInterface>(op);
+  return product && isa<LinearOp, MatmulOp>(op) &&
+         ::tandem::rt::gemmRunsOnCallingThread(
+             double(product.estimateWork().flops));
 }
 
 std::optional<double>
@@ -206,7 +226,9 @@ mlir::tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   estimate.bytesRead += traffic / 2;
   estimate.bytesWritten += traffic - traffic / 2;
   estimate.flops += kernelOverheadFlops(op, family, kind);
-  return estimateOpTimeUs(estimate, elementType, family, *processor) + consumerUs;
+  return estimateOpTimeUs(estimate, elementType, family, *processor,
+                          runsOnCallingThread(op, family, kind)) +
+         consumerUs;
 }
 
 double mlir::tandem::estimateTransferTimeUs(int64_t bytes,

@@ -423,6 +423,8 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
         p.family(*family).memoryEfficiency =
             cost.efficiency("memory_efficiency");
         p.family(*family).fixedUs = cost.fixedUs("fixed_us");
+        if (figures->get("inline_fixed_us"))
+          p.family(*family).inlineFixedUs = cost.fixedUs("inline_fixed_us");
       }
     }
   }
@@ -444,12 +446,15 @@ LinkProfile readLink(FieldReader &parent, StringRef key, std::string &error) {
 
 llvm::json::Value processorToJSON(const ProcessorProfile &p) {
   llvm::json::Object families;
-  for (int k = 0; k < kNumCostFamilies; ++k)
-    families[kCostFamilyNames[k]] =
-        llvm::json::Object{
-            {"compute_efficiency", p.families[k].computeEfficiency},
-            {"memory_efficiency", p.families[k].memoryEfficiency},
-            {"fixed_us", p.families[k].fixedUs}};
+  for (int k = 0; k < kNumCostFamilies; ++k) {
+    llvm::json::Object figures{
+        {"compute_efficiency", p.families[k].computeEfficiency},
+        {"memory_efficiency", p.families[k].memoryEfficiency},
+        {"fixed_us", p.families[k].fixedUs}};
+    if (p.families[k].inlineFixedUs)
+      figures["inline_fixed_us"] = *p.families[k].inlineFixedUs;
+    families[kCostFamilyNames[k]] = std::move(figures);
+  }
   return llvm::json::Object{
       {"name", p.name},
       {"peak_flops", llvm::json::Object{{"f32", p.f32Flops},

@@ -60,6 +60,9 @@ struct FamilyFit {
 struct CalibrationSample {
   std::string family, name;
   double computeUs = 0, memoryUs = 0, measuredUs = 0, fittedUs = 0;
+  /// A GEMM small enough to run whole on the calling thread (its fixed cost
+  /// is fitted apart: FamilyCost::inlineFixedUs).
+  bool onCallingThread = false;
 };
 
 struct FamilyCalibration {

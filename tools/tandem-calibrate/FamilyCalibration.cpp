@@ -24,7 +24,9 @@
 
 #include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Support/OutputFile.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -582,8 +584,11 @@ std::vector<double> efficiencyGrid(double low, double high, int points) {
 
 /// The fitted time of `sample` under `cost`.
 double fittedUs(const CalibrationSample &sample, const FamilyCost &cost) {
-  return cost.fixedUs + std::max(sample.computeUs / cost.computeEfficiency,
-                                 sample.memoryUs / cost.memoryEfficiency);
+  double fixedUs = sample.onCallingThread && cost.inlineFixedUs
+                       ? *cost.inlineFixedUs
+                       : cost.fixedUs;
+  return fixedUs + std::max(sample.computeUs / cost.computeEfficiency,
+                            sample.memoryUs / cost.memoryEfficiency);
 }
 
 /// The family cost through `samples` with the least sum of
@@ -597,16 +602,24 @@ FamilyFit fit(const std::vector<const CalibrationSample *> &samples) {
   static const std::vector<double> grid = efficiencyGrid(1e-3, 100, 121);
   std::vector<std::pair<FamilyCost, double>> fits; // each point's error
   double leastError = INFINITY;
+  // GEMMs that run on the calling thread (no worker woken) get a fixed cost
+  // of their own, where the family has both kinds.
+  bool bothKinds =
+      llvm::any_of(samples, [](auto *s) { return s->onCallingThread; }) &&
+      llvm::any_of(samples, [](auto *s) { return !s->onCallingThread; });
   for (double compute : grid)
     for (double memory : grid) {
       FamilyCost cost{compute, memory, 0};
-      double weights = 0, residual = 0;
+      double weights[2] = {0, 0}, residual[2] = {0, 0};
       for (const CalibrationSample *sample : samples) {
+        int kind = bothKinds && sample->onCallingThread;
         double w = 1 / sample->measuredUs;
-        weights += w;
-        residual += w * (sample->measuredUs - fittedUs(*sample, cost));
+        weights[kind] += w;
+        residual[kind] += w * (sample->measuredUs - fittedUs(*sample, cost));
       }
-      cost.fixedUs = std::max(0.0, residual / weights);
+      cost.fixedUs = std::max(0.0, residual[0] / weights[0]);
+      if (bothKinds)
+        cost.inlineFixedUs = std::max(0.0, residual[1] / weights[1]);
       double error = 0;
       for (const CalibrationSample *sample : samples) {
         double difference = fittedUs(*sample, cost) - sample->measuredUs;
@@ -746,6 +759,11 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
           k < memory->front().size()
               ? memory->front()[k].getNumber("predicted_us").value_or(0)
               : 0;
+      // A GEMM's FLOPs, from its compute time at the measured rate.
+      sample.onCallingThread =
+          sample.family == costFamilyName(CostFamily::Gemm) &&
+          ::tandem::rt::gemmRunsOnCallingThread(sample.computeUs * 1e-6 *
+                                                rates.cpu.f32Flops);
       sample.measuredUs = INFINITY;
       for (const std::vector<llvm::json::Object> &round : *timed)
         if (k < round.size())

@@ -97,11 +97,15 @@ static bool calibrateCpuFamilies(DeviceProfile &profile, const char *argv0) {
   for (const tandem_calibrate::FamilyFit &fit : calibration->fits) {
     profile.cpu.family(fit.family) = fit.cost;
     llvm::errs() << llvm::formatv("  {0,-15} {1,7} {2,10:F3} {3,10:F3} "
-                                  "{4,9:F2} {5,11:F2}x\n",
+                                  "{4,9:F2} {5,11:F2}x",
                                   costFamilyName(fit.family), fit.samples,
                                   fit.cost.computeEfficiency,
                                   fit.cost.memoryEfficiency, fit.cost.fixedUs,
                                   fit.worstRatio);
+    if (fit.cost.inlineFixedUs)
+      llvm::errs() << llvm::formatv("  (on the calling thread: {0:F2} us)",
+                                    *fit.cost.inlineFixedUs);
+    llvm::errs() << "\n";
   }
   if (verbose) {
     llvm::errs() << llvm::formatv("  {0,-15} {1,-20} {2,11} {3,11} {4,11} "

@@ -21,9 +21,12 @@ namespace mlir::tandem {
 CostFamily costFamilyOf(Operation *op);
 
 /// Microseconds one execution of `work` takes on `processor`, for an op of
-/// `family` whose result element type is `elementType`.
+/// `family` whose result element type is `elementType`; `onCallingThread`:
+/// a CPU op that runs whole on the calling thread, which pays the family's
+/// inline fixed cost (FamilyCost::inlineFixedUs) where the profile has one.
 double estimateOpTimeUs(const WorkEstimate &work, Type elementType,
-                        CostFamily family, const ProcessorProfile &processor);
+                        CostFamily family, const ProcessorProfile &processor,
+                        bool onCallingThread = false);
 
 /// Microseconds one execution of `op` takes on `kind`, or std::nullopt when
 /// the op cannot run there (or the profile has no such device).

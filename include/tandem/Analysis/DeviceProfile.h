@@ -59,6 +59,10 @@ struct FamilyCost {
   /// The fixed cost of one op as the runtime pays it (dispatch, launch,
   /// synchronize, the kernel's own start-up), microseconds.
   double fixedUs = 0;
+  /// The fixed cost of a CPU GEMM too small to split over the thread pool,
+  /// which runs whole on the calling thread and wakes no worker
+  /// (CpuKernelPaths.h), where the profile gives one; else fixedUs.
+  std::optional<double> inlineFixedUs;
 };
 
 /// Sustained rates of one processor (CPU or GPU).

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuSupport.h"
-#include "tandem/runtime/CpuConv.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 
 #include <algorithm>
 #include <limits>
@@ -83,7 +83,7 @@ std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
   return {first, last};
 }
 
-/// Depthwise convolution over narrow outputs (CpuConv.h: a MobileNet's
+/// Depthwise convolution over narrow outputs (CpuKernelPaths.h: a MobileNet's
 /// 24x24 and smaller maps), kDepthwiseLanes channels side by side: one loop per
 /// plane, output row and tap would cost more in set-up than in
 /// multiply-adds. The channels of a block (of one image) are copied,
@@ -242,7 +242,7 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   // threads). Each task then has columns of its own.
   int64_t threads = poolThreads();
   bool groupsAtOnce = threads > 1 && groups >= 2 * threads;
-  // A 1x1 convolution's input is already its im2col columns (CpuConv.h).
+  // A 1x1 convolution's input is already its im2col columns (CpuKernelPaths.h).
   bool inPlace = convMultipliesInPlace(kh, kw, a.strides, a.padding, n, cols);
   // Images per GEMM: as many as keep the columns within about 32 MiB (in
   // all, with groups at once).

@@ -11,6 +11,7 @@
 
 #include "CpuSupport.h"
 #include "tandem/runtime/BlasCore.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 
 #include <cblas.h>
 
@@ -26,10 +27,6 @@ extern "C" void openblas_set_num_threads(int) __attribute__((weak));
 extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
 namespace {
-
-/// Products below this many flops run as one block: splitting them costs
-/// more than it saves.
-constexpr int64_t kMinSplitFlops = int64_t(1) << 18;
 
 /// Blocks are multiples of this many rows or columns (OpenBLAS's AVX-512
 /// SGEMM kernel works on 16-wide tiles).
@@ -209,13 +206,14 @@ void cpu::parallelSgemm(
   if (blocksAlong(byRows ? g.m : g.n) < blocksAlong(byRows ? g.n : g.m))
     byRows = !byRows;
   int64_t narrow = std::min(g.m, g.n);
-  bool skinny = flops >= kMinSplitFlops && narrow <= kSkinnyWidth &&
+  bool skinny = !gemmRunsOnCallingThread(double(flops)) &&
+                narrow <= kSkinnyWidth &&
                 narrow * g.k * int64_t(sizeof(float)) <= kSkinnyOperandBytes &&
                 blasHasSmallMatrixKernels();
   if (skinny)
     byRows = g.n <= g.m;
   int64_t extent = byRows ? g.m : g.n;
-  int64_t blocks = flops < kMinSplitFlops ? 1 : threads;
+  int64_t blocks = gemmRunsOnCallingThread(double(flops)) ? 1 : threads;
   int64_t step = (extent + blocks - 1) / blocks;
   if (skinny)
     step = std::max(kBlockMultiple, kSkinnyBlockMacs / (narrow * g.k));

@@ -1,18 +1,29 @@
-//===- CpuConv.h - how the CPU's convolution lays out its GEMM --*- C++ -*-===//
+//===- CpuKernelPaths.h - which path a CPU kernel takes ---------*- C++ -*-===//
 //
-// The CPU runs a convolution as im2col and a GEMM, a depthwise one directly
-// (runtime/lib/cpu/Conv.cpp); the cost model prices the bytes the im2col
-// moves and the depthwise loops' set-up (lib/Analysis/CostModel.cpp). Where
-// the kernel takes another path, both ask here.
+// The CPU's kernels take different paths by shape (runtime/lib/cpu/): a GEMM
+// too small to split runs on the calling thread, a convolution runs as
+// im2col and a GEMM or skips the im2col, a depthwise one runs plane by plane
+// or channels side by side. The cost model prices each path differently
+// (lib/Analysis/CostModel.cpp), so both ask here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef TANDEM_RUNTIME_CPUCONV_H
-#define TANDEM_RUNTIME_CPUCONV_H
+#ifndef TANDEM_RUNTIME_CPUKERNELPATHS_H
+#define TANDEM_RUNTIME_CPUKERNELPATHS_H
 
 #include <cstdint>
 
 namespace tandem::rt {
+
+/// GEMMs of fewer FLOPs run as one block on the calling thread: splitting
+/// them over the pool (waking a worker) costs more than it saves.
+constexpr int64_t kMinSplitFlops = int64_t(1) << 18;
+
+/// Whether a linear or a single matmul of `flops` FLOPs runs whole on the
+/// calling thread, with no worker woken.
+inline bool gemmRunsOnCallingThread(double flops) {
+  return flops < double(kMinSplitFlops);
+}
 
 /// Below this many pixels an image's columns are too few for an efficient
 /// GEMM alone, and the images' im2col columns go side by side instead.
@@ -48,4 +59,4 @@ inline bool depthwiseRunsChannelsSideBySide(int64_t outputWidth) {
 
 } // namespace tandem::rt
 
-#endif // TANDEM_RUNTIME_CPUCONV_H
+#endif // TANDEM_RUNTIME_CPUKERNELPATHS_H
