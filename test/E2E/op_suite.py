@@ -797,6 +797,28 @@ transpose_case("3 channels NCHW to NHWC", f32(2, 3, 16, 16), (0, 2, 3, 1))
 transpose_case("4x100x70", f32(4, 100, 70), (0, 2, 1))
 
 
+# A slice and a transpose fuse into a group of views alone, whose generated
+# kernel copies a transposed block in tiles of 8 x 8 (8 rows side by side in
+# the source). 5 x 48 x 150 is split across the pool's workers at element
+# boundaries inside rows and tiles; 150 columns leave 6 past the last
+# multiple of 8. 24 rows side by side: whole tiles, whole columns. 12: no
+# tiles (the row-by-row kernel).
+def sliced_transpose_case(name, data):
+    out = data[1:].transpose(0, 2, 1)
+    sliced = data[1:]
+    case(f"fused views: sliced transpose {name}", [data],
+         f"  %s = tandem.slice %a0 {{starts = array<i64: 1, 0, 0>, "
+         f"limits = array<i64: {', '.join(map(str, data.shape))}>, "
+         f"strides = array<i64: 1, 1, 1>}} : {ty(data)} -> {ty(sliced)}\n"
+         f"  %r = tandem.transpose %s {{perm = array<i64: 0, 2, 1>}}"
+         f" : {ty(sliced)} -> {ty(out)}",
+         ty(out), lambda v: v[1:].transpose(0, 2, 1), tol=0)
+
+
+sliced_transpose_case("6x150x48 (chunked, ragged columns)", f32(6, 150, 48))
+sliced_transpose_case("3x64x24 (whole tiles)", f32(3, 64, 24))
+sliced_transpose_case("3x37x12 (no whole tiles)", f32(3, 37, 12))
+
 def saturating_cast(v, dtype):
     """Float to integer as the dialect defines it: truncate, NaN to 0,
     saturate beyond the range (XLA's convert; C++ leaves it undefined)."""

@@ -310,6 +310,131 @@ private:
   Type type;
 };
 
+/// Whether `fused` copies a transposed block: a group of views alone whose
+/// rows read their leaf strided while the rows next to each other are next
+/// to each other in it (the second-to-last dimension has stride 1, and
+/// whole tiles of kVectorWidth rows fit in it). Row by row, each row would
+/// load one element per cache line (all lines in one cache set where the
+/// stride is a multiple of 4 KiB); the tiles load rows of the source whole.
+bool isTransposeTiled(FusedOp fused, const RowLayout &layout) {
+  if (!fused.isViewsOnly() || layout.leaves.size() != 1 ||
+      layout.dims.size() < 2 || layout.rowLength() < kVectorWidth)
+    return false;
+  ArrayRef<int64_t> strides = layout.strides.front();
+  int64_t rank = layout.dims.size();
+  return strides[rank - 1] != 1 && strides[rank - 2] == 1 &&
+         layout.dims[rank - 2] % kVectorWidth == 0;
+}
+
+/// The lanes of `lhs` and `rhs` (indices 0-7 and 8-15) that `mask` picks.
+Value shuffle(OpBuilder &b, Location loc, Value lhs, Value rhs,
+              ArrayRef<int64_t> mask) {
+  return b.create<vector::ShuffleOp>(loc, lhs, rhs, mask);
+}
+
+/// The 8 x 8 transpose of `columns` (vector i holds column i of 8 rows):
+/// the rows, in three rounds of shuffles that map onto AVX's unpack,
+/// shufps and vperm2f128.
+SmallVector<Value> transpose8x8(OpBuilder &b, Location loc,
+                                ArrayRef<Value> columns) {
+  static_assert(kVectorWidth == 8, "the shuffles below are for 8 lanes");
+  SmallVector<Value> pairs, quads, rows(8);
+  for (int k = 0; k < 8; k += 2) {
+    pairs.push_back(shuffle(b, loc, columns[k], columns[k + 1],
+                            {0, 8, 1, 9, 4, 12, 5, 13}));
+    pairs.push_back(shuffle(b, loc, columns[k], columns[k + 1],
+                            {2, 10, 3, 11, 6, 14, 7, 15}));
+  }
+  // pairs: (0,1) low, (0,1) high, (2,3) low, (2,3) high, then 4-7 alike.
+  for (int half = 0; half < 8; half += 4)
+    for (int k = 0; k < 2; ++k) {
+      Value lhs = pairs[half + k], rhs = pairs[half + 2 + k];
+      quads.push_back(shuffle(b, loc, lhs, rhs, {0, 1, 8, 9, 4, 5, 12, 13}));
+      quads.push_back(shuffle(b, loc, lhs, rhs, {2, 3, 10, 11, 6, 7, 14, 15}));
+    }
+  // quads[k] holds rows k and k + 4 of columns 0-3, quads[4 + k] of 4-7.
+  for (int k = 0; k < 4; ++k) {
+    rows[k] =
+        shuffle(b, loc, quads[k], quads[4 + k], {0, 1, 2, 3, 8, 9, 10, 11});
+    rows[k + 4] =
+        shuffle(b, loc, quads[k], quads[4 + k], {4, 5, 6, 7, 12, 13, 14, 15});
+  }
+  return rows;
+}
+
+/// Copies rows [tilesBegin, tilesEnd) (whole tiles of kVectorWidth) of a
+/// transposed block (isTransposeTiled): per tile and 8 columns, 8 loads of
+/// 8 source elements side by side, a transpose in registers and 8 stores;
+/// the columns past the last multiple of 8 element by element.
+void emitTransposeTiles(OpBuilder &b, Location loc, const RowLayout &layout,
+                        Value source, Value result, Value tilesBegin,
+                        Value tilesEnd) {
+  Type f32 = b.getF32Type();
+  auto vector = VectorType::get({kVectorWidth}, f32);
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  auto index = [&](int64_t value) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
+  };
+  auto add = [&](Value x, Value y) -> Value {
+    return b.create<arith::AddIOp>(loc, x, y);
+  };
+  auto mul = [&](Value x, int64_t y) -> Value {
+    return b.create<arith::MulIOp>(loc, x, index(y));
+  };
+  auto at = [&](Value base, Value offset) -> Value {
+    return b.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{offset});
+  };
+  int64_t length = layout.rowLength(), stride = layout.strides.front().back();
+  int64_t wholeColumns = length / kVectorWidth * kVectorWidth;
+  auto tiles =
+      b.create<scf::ForOp>(loc, tilesBegin, tilesEnd, index(kVectorWidth));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(tiles.getBody());
+  Value row = tiles.getInductionVar();
+  // Row row + r of the tile reads from `offset` + r: the rows are next to
+  // each other in the source.
+  Value offset = rowOffsetsOf(b, loc, layout, row).front();
+  Value rowStart = mul(row, length);
+  b.create<scf::ForOp>(
+      loc, index(0), index(wholeColumns), index(kVectorWidth), ValueRange{},
+      [&](OpBuilder &builder, Location, Value column, ValueRange) {
+        OpBuilder::InsertionGuard inBody(b);
+        b.setInsertionPoint(builder.getInsertionBlock(),
+                            builder.getInsertionPoint());
+        SmallVector<Value> columns;
+        for (int64_t c = 0; c < kVectorWidth; ++c)
+          columns.push_back(b.create<LLVM::LoadOp>(
+              loc, vector,
+              at(source, add(offset, mul(add(column, index(c)), stride))),
+              /*alignment=*/4));
+        SmallVector<Value> rows = transpose8x8(b, loc, columns);
+        for (int64_t r = 0; r < kVectorWidth; ++r)
+          b.create<LLVM::StoreOp>(
+              loc, rows[r],
+              at(result, add(add(rowStart, mul(index(r), length)), column)),
+              /*alignment=*/4);
+        b.create<scf::YieldOp>(loc);
+      });
+  b.create<scf::ForOp>(
+      loc, index(wholeColumns), index(length), index(1), ValueRange{},
+      [&](OpBuilder &builder, Location, Value column, ValueRange) {
+        OpBuilder::InsertionGuard inBody(b);
+        b.setInsertionPoint(builder.getInsertionBlock(),
+                            builder.getInsertionPoint());
+        for (int64_t r = 0; r < kVectorWidth; ++r) {
+          Value value = b.create<LLVM::LoadOp>(
+              loc, f32,
+              at(source, add(add(offset, index(r)), mul(column, stride))),
+              /*alignment=*/4);
+          b.create<LLVM::StoreOp>(
+              loc, value,
+              at(result, add(add(rowStart, mul(index(r), length)), column)),
+              /*alignment=*/4);
+        }
+        b.create<scf::YieldOp>(loc);
+      });
+}
+
 } // namespace
 
 void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
@@ -348,96 +473,131 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
   Value rowsEnd = b.create<arith::DivSIOp>(
       loc, b.create<arith::AddIOp>(loc, end, index(layout.rowLength() - 1)),
       rowLength);
-  auto rows = b.create<scf::ForOp>(loc, firstRow, rowsEnd, index(1));
-  b.setInsertionPointToStart(rows.getBody());
-  Value row = rows.getInductionVar();
-  Value rowStart = b.create<arith::MulIOp>(loc, row, rowLength);
-  Value first = b.create<arith::MaxSIOp>(
-      loc, b.create<arith::SubIOp>(loc, begin, rowStart), index(0));
-  Value last = b.create<arith::MinSIOp>(
-      loc, b.create<arith::SubIOp>(loc, end, rowStart), rowLength);
+  // Evaluates the body over row `row`'s part of [begin, end).
+  auto emitRow = [&](Value row) {
+    Value rowStart = b.create<arith::MulIOp>(loc, row, rowLength);
+    Value first = b.create<arith::MaxSIOp>(
+        loc, b.create<arith::SubIOp>(loc, begin, rowStart), index(0));
+    Value last = b.create<arith::MinSIOp>(
+        loc, b.create<arith::SubIOp>(loc, end, rowStart), rowLength);
 
-  SmallVector<Value> rowOffsets = rowOffsetsOf(b, loc, layout, row);
-  // A leaf broadcast along the row is one value for the whole row.
-  size_t numLeaves = layout.leaves.size();
-  SmallVector<Value> rowValues(numLeaves);
-  for (size_t k = 0; k < numLeaves; ++k)
-    if (layout.strides[k].back() == 0)
-      rowValues[k] = b.create<LLVM::LoadOp>(
-          loc, f32, elementAt(bases[layout.leaves[k].input], rowOffsets[k]),
-          /*alignment=*/4);
-
-  // Evaluates the body at [column, column + width) of the row.
-  auto emitColumns = [&](OpBuilder &builder, Value column, Type type) {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(builder.getInsertionBlock(),
-                        builder.getInsertionPoint());
-    SmallVector<Value> values;
-    for (size_t k = 0; k < numLeaves; ++k) {
-      if (rowValues[k]) {
-        values.push_back(type == f32 ? rowValues[k]
-                                     : b.create<vector::SplatOp>(
-                                           loc, type, rowValues[k]));
-        continue;
-      }
-      Value base = bases[layout.leaves[k].input];
-      int64_t stride = layout.strides[k].back();
-      auto load = [&](Type loaded, Value at) -> Value {
-        return b.create<LLVM::LoadOp>(
-            loc, loaded,
-            elementAt(base, b.create<arith::AddIOp>(
-                                loc, rowOffsets[k],
-                                b.create<arith::MulIOp>(loc, at,
-                                                        index(stride)))),
+    SmallVector<Value> rowOffsets = rowOffsetsOf(b, loc, layout, row);
+    // A leaf broadcast along the row is one value for the whole row.
+    size_t numLeaves = layout.leaves.size();
+    SmallVector<Value> rowValues(numLeaves);
+    for (size_t k = 0; k < numLeaves; ++k)
+      if (layout.strides[k].back() == 0)
+        rowValues[k] = b.create<LLVM::LoadOp>(
+            loc, f32, elementAt(bases[layout.leaves[k].input], rowOffsets[k]),
             /*alignment=*/4);
-      };
-      if (type == f32 || stride == 1) {
-        values.push_back(load(type, column));
-        continue;
+
+    // Evaluates the body at [column, column + width) of the row.
+    auto emitColumns = [&](OpBuilder &builder, Value column, Type type) {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(builder.getInsertionBlock(),
+                          builder.getInsertionPoint());
+      SmallVector<Value> values;
+      for (size_t k = 0; k < numLeaves; ++k) {
+        if (rowValues[k]) {
+          values.push_back(
+              type == f32 ? rowValues[k]
+                          : b.create<vector::SplatOp>(loc, type, rowValues[k]));
+          continue;
+        }
+        Value base = bases[layout.leaves[k].input];
+        int64_t stride = layout.strides[k].back();
+        auto load = [&](Type loaded, Value at) -> Value {
+          return b.create<LLVM::LoadOp>(
+              loc, loaded,
+              elementAt(base,
+                        b.create<arith::AddIOp>(
+                            loc, rowOffsets[k],
+                            b.create<arith::MulIOp>(loc, at, index(stride)))),
+              /*alignment=*/4);
+        };
+        if (type == f32 || stride == 1) {
+          values.push_back(load(type, column));
+          continue;
+        }
+        // A leaf strided along the row (a transposed view): one lane at a
+        // time.
+        Value lanes = b.create<LLVM::PoisonOp>(loc, type);
+        for (int64_t lane = 0; lane < kVectorWidth; ++lane)
+          lanes = b.create<LLVM::InsertElementOp>(
+              loc, lanes,
+              load(f32, b.create<arith::AddIOp>(loc, column, index(lane))),
+              index(lane));
+        values.push_back(lanes);
       }
-      // A leaf strided along the row (a transposed view): one lane at a
-      // time.
-      Value lanes = b.create<LLVM::PoisonOp>(loc, type);
-      for (int64_t lane = 0; lane < kVectorWidth; ++lane)
-        lanes = b.create<LLVM::InsertElementOp>(
-            loc, lanes,
-            load(f32, b.create<arith::AddIOp>(loc, column, index(lane))),
-            index(lane));
-      values.push_back(lanes);
-    }
-    // The product of a GEMM or convolution the group starts with is in the
-    // result buffer already: the epilogue runs in place.
-    Value at = elementAt(result, b.create<arith::AddIOp>(loc, rowStart, column));
-    Value product;
-    if (fused.getProducer())
-      product = b.create<LLVM::LoadOp>(loc, type, at, /*alignment=*/4);
-    Value value = BodyEmitter(b, loc, type)
-                      .emit(fused, layout.leaves, values, product);
-    b.create<LLVM::StoreOp>(loc, value, at, /*alignment=*/4);
+      // The product of a GEMM or convolution the group starts with is in the
+      // result buffer already: the epilogue runs in place.
+      Value at =
+          elementAt(result, b.create<arith::AddIOp>(loc, rowStart, column));
+      Value product;
+      if (fused.getProducer())
+        product = b.create<LLVM::LoadOp>(loc, type, at, /*alignment=*/4);
+      Value value =
+          BodyEmitter(b, loc, type).emit(fused, layout.leaves, values, product);
+      b.create<LLVM::StoreOp>(loc, value, at, /*alignment=*/4);
+    };
+    // Whole vectors, then the rest one by one.
+    Value vectorEnd = b.create<arith::AddIOp>(
+        loc, first,
+        b.create<arith::MulIOp>(
+            loc,
+            b.create<arith::DivSIOp>(loc,
+                                     b.create<arith::SubIOp>(loc, last, first),
+                                     index(kVectorWidth)),
+            index(kVectorWidth)));
+    b.create<scf::ForOp>(
+        loc, first, vectorEnd, index(kVectorWidth), ValueRange{},
+        [&](OpBuilder &builder, Location, Value column, ValueRange) {
+          emitColumns(builder, column, vector);
+          builder.create<scf::YieldOp>(loc);
+        });
+    b.create<scf::ForOp>(
+        loc, vectorEnd, last, index(1), ValueRange{},
+        [&](OpBuilder &builder, Location, Value column, ValueRange) {
+          emitColumns(builder, column, f32);
+          builder.create<scf::YieldOp>(loc);
+        });
   };
-  // Whole vectors, then the rest one by one.
-  Value vectorEnd = b.create<arith::AddIOp>(
-      loc, first,
+  auto emitRowLoop = [&](Value from, Value to) {
+    auto rows = b.create<scf::ForOp>(loc, from, to, index(1));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(rows.getBody());
+    emitRow(rows.getInductionVar());
+  };
+  if (!isTransposeTiled(fused, layout)) {
+    emitRowLoop(firstRow, rowsEnd);
+    b.create<func::ReturnOp>(loc);
+    return;
+  }
+  // Whole tiles of kVectorWidth rows inside [begin, end), the rows before
+  // and after them one at a time.
+  Value tile = index(kVectorWidth);
+  Value wholeBegin = b.create<arith::DivSIOp>(
+      loc, b.create<arith::AddIOp>(loc, begin, index(layout.rowLength() - 1)),
+      rowLength);
+  Value wholeEnd = b.create<arith::DivSIOp>(loc, end, rowLength);
+  Value tilesBegin = b.create<arith::MinSIOp>(
+      loc,
       b.create<arith::MulIOp>(
           loc,
           b.create<arith::DivSIOp>(
-              loc, b.create<arith::SubIOp>(loc, last, first),
-              index(kVectorWidth)),
-          index(kVectorWidth)));
-  b.create<scf::ForOp>(loc, first, vectorEnd, index(kVectorWidth),
-                       ValueRange{},
-                       [&](OpBuilder &builder, Location, Value column,
-                           ValueRange) {
-                         emitColumns(builder, column, vector);
-                         builder.create<scf::YieldOp>(loc);
-                       });
-  b.create<scf::ForOp>(loc, vectorEnd, last, index(1), ValueRange{},
-                       [&](OpBuilder &builder, Location, Value column,
-                           ValueRange) {
-                         emitColumns(builder, column, f32);
-                         builder.create<scf::YieldOp>(loc);
-                       });
-  b.setInsertionPointAfter(rows);
+              loc,
+              b.create<arith::AddIOp>(loc, wholeBegin, index(kVectorWidth - 1)),
+              tile),
+          tile),
+      rowsEnd);
+  Value tilesEnd = b.create<arith::MaxSIOp>(
+      loc, tilesBegin,
+      b.create<arith::MulIOp>(
+          loc, b.create<arith::DivSIOp>(loc, wholeEnd, tile), tile));
+  emitRowLoop(firstRow, tilesBegin);
+  emitTransposeTiles(b, loc, layout, bases[layout.leaves.front().input], result,
+                     tilesBegin, tilesEnd);
+  emitRowLoop(tilesEnd, rowsEnd);
   b.create<func::ReturnOp>(loc);
 }
 
