@@ -89,68 +89,130 @@ std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
 /// multiply-adds. The channels of a block (of one image) are copied,
 /// interleaved, into a zero-padded block, pixel-major and channel-minor, and
 /// each output pixel accumulates its taps over all of them at once.
+/// A convolution's or a pooling's geometry: the input's [n, c, h, wd], the
+/// window's kh x kw, the output's oh x ow, the strides, padding and
+/// dilation.
+struct Window {
+  int64_t n, c, h, wd, kh, kw, oh, ow, sh, sw, ph, pw, dh, dw;
+};
+
+Window depthwiseWindow(const TensorView &x, const TensorView &w,
+                       const TensorView &out, const img::Conv2dAttrs &a) {
+  return {x.shape[0],   x.shape[1],   x.shape[2],   x.shape[3],
+          w.shape[2],   w.shape[3],   out.shape[2], out.shape[3],
+          a.strides[0], a.strides[1], a.padding[0], a.padding[1],
+          a.dilation[0], a.dilation[1]};
+}
+
+/// Blocks [first, last) of narrowDepthwiseConv2dF32 (kDepthwiseLanes
+/// channels of one image each).
+TANDEM_VECTOR_CLONES
+void narrowDepthwiseBlocks(const Window &g, const float *in, const float *wt,
+                           const float *bias, float *z,
+                           const BlockEpilogue *epilogue, int64_t first,
+                           int64_t last) {
+  constexpr int64_t L = kDepthwiseLanes;
+  int64_t taps = g.kh * g.kw;
+  int64_t paddedHeight = g.h + 2 * g.ph, paddedWidth = g.wd + 2 * g.pw;
+  int64_t blocksPerImage = (g.c + L - 1) / L;
+  // The border stays zero: only the interior is written. A last block of
+  // fewer than L channels computes stale lanes it never stores.
+  std::vector<float> padded(paddedHeight * paddedWidth * L, 0.0f);
+  std::vector<float> filters(taps * L), initial(L);
+  for (int64_t block = first; block < last; ++block) {
+    int64_t image = block / blocksPerImage;
+    int64_t c0 = block % blocksPerImage * L;
+    int64_t lanes = std::min(L, g.c - c0);
+    int64_t plane0 = image * g.c + c0;
+    for (int64_t l = 0; l < lanes; ++l) {
+      const float *src = in + (plane0 + l) * g.h * g.wd;
+      for (int64_t y = 0; y < g.h; ++y)
+        for (int64_t xi = 0; xi < g.wd; ++xi)
+          padded[((y + g.ph) * paddedWidth + xi + g.pw) * L + l] =
+              src[y * g.wd + xi];
+    }
+    for (int64_t l = 0; l < L; ++l) {
+      for (int64_t tap = 0; tap < taps; ++tap)
+        filters[tap * L + l] = l < lanes ? wt[(c0 + l) * taps + tap] : 0;
+      initial[l] = bias && l < lanes ? bias[c0 + l] : 0.0f;
+    }
+    for (int64_t y = 0; y < g.oh; ++y)
+      for (int64_t xo = 0; xo < g.ow; ++xo) {
+        float acc[L];
+        for (int64_t l = 0; l < L; ++l)
+          acc[l] = initial[l];
+        const float *window =
+            padded.data() + (y * g.sh * paddedWidth + xo * g.sw) * L;
+        for (int64_t i = 0; i < g.kh; ++i)
+          for (int64_t j = 0; j < g.kw; ++j) {
+            const float *pixel =
+                window + (i * g.dh * paddedWidth + j * g.dw) * L;
+            const float *filter = filters.data() + (i * g.kw + j) * L;
+            for (int64_t l = 0; l < L; ++l)
+              acc[l] += filter[l] * pixel[l];
+          }
+        for (int64_t l = 0; l < lanes; ++l)
+          z[(plane0 + l) * g.oh * g.ow + y * g.ow + xo] = acc[l];
+      }
+    if (epilogue)
+      (*epilogue)(plane0 * g.oh * g.ow, (plane0 + lanes) * g.oh * g.ow);
+  }
+}
+
+/// Depthwise convolution over narrow outputs (CpuKernelPaths.h: a MobileNet's
+/// 24x24 and smaller maps), kDepthwiseLanes channels side by side: one loop per
+/// plane, output row and tap would cost more in set-up than in
+/// multiply-adds. The channels of a block (of one image) are copied,
+/// interleaved, into a zero-padded block, pixel-major and channel-minor, and
+/// each output pixel accumulates its taps over all of them at once.
 void narrowDepthwiseConv2dF32(const TensorView &x, const TensorView &w,
                               const TensorView *b, const TensorView &out,
                               const img::Conv2dAttrs &a,
                               const BlockEpilogue *epilogue) {
   constexpr int64_t L = kDepthwiseLanes;
-  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
-  int64_t kh = w.shape[2], kw = w.shape[3], taps = kh * kw;
-  int64_t oh = out.shape[2], ow = out.shape[3];
-  int64_t sh = a.strides[0], sw = a.strides[1], ph = a.padding[0],
-          pw = a.padding[1], dh = a.dilation[0], dw = a.dilation[1];
-  int64_t paddedHeight = h + 2 * ph, paddedWidth = wd + 2 * pw;
+  Window g = depthwiseWindow(x, w, out, a);
+  int64_t paddedHeight = g.h + 2 * g.ph, paddedWidth = g.wd + 2 * g.pw;
   const float *in = static_cast<const float *>(x.data);
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
-  int64_t blocksPerImage = (c + L - 1) / L;
-  parallelFor(
-      n * blocksPerImage, L * (oh * ow * taps + paddedHeight * paddedWidth),
-      [&](int64_t first, int64_t last) {
-        // The border stays zero: only the interior is written. A last block
-        // of fewer than L channels computes stale lanes it never stores.
-        std::vector<float> padded(paddedHeight * paddedWidth * L, 0.0f);
-        std::vector<float> filters(taps * L), initial(L);
-        for (int64_t block = first; block < last; ++block) {
-          int64_t image = block / blocksPerImage;
-          int64_t c0 = block % blocksPerImage * L;
-          int64_t lanes = std::min(L, c - c0);
-          int64_t plane0 = image * c + c0;
-          for (int64_t l = 0; l < lanes; ++l) {
-            const float *src = in + (plane0 + l) * h * wd;
-            for (int64_t y = 0; y < h; ++y)
-              for (int64_t xi = 0; xi < wd; ++xi)
-                padded[((y + ph) * paddedWidth + xi + pw) * L + l] =
-                    src[y * wd + xi];
-          }
-          for (int64_t l = 0; l < L; ++l) {
-            for (int64_t tap = 0; tap < taps; ++tap)
-              filters[tap * L + l] = l < lanes ? wt[(c0 + l) * taps + tap] : 0;
-            initial[l] = bias && l < lanes ? bias[c0 + l] : 0.0f;
-          }
-          for (int64_t y = 0; y < oh; ++y)
-            for (int64_t xo = 0; xo < ow; ++xo) {
-              float acc[L];
-              for (int64_t l = 0; l < L; ++l)
-                acc[l] = initial[l];
-              const float *window =
-                  padded.data() + (y * sh * paddedWidth + xo * sw) * L;
-              for (int64_t i = 0; i < kh; ++i)
-                for (int64_t j = 0; j < kw; ++j) {
-                  const float *pixel =
-                      window + (i * dh * paddedWidth + j * dw) * L;
-                  const float *filter = filters.data() + (i * kw + j) * L;
-                  for (int64_t l = 0; l < L; ++l)
-                    acc[l] += filter[l] * pixel[l];
-                }
-              for (int64_t l = 0; l < lanes; ++l)
-                z[(plane0 + l) * oh * ow + y * ow + xo] = acc[l];
-            }
-          if (epilogue)
-            (*epilogue)(plane0 * oh * ow, (plane0 + lanes) * oh * ow);
+  int64_t blocksPerImage = (g.c + L - 1) / L;
+  parallelFor(g.n * blocksPerImage,
+              L * (g.oh * g.ow * g.kh * g.kw + paddedHeight * paddedWidth),
+              [&](int64_t first, int64_t last) {
+                narrowDepthwiseBlocks(g, in, wt, bias, z, epilogue, first,
+                                      last);
+              });
+}
+
+/// Planes [first, last) of depthwiseConv2dF32.
+TANDEM_VECTOR_CLONES
+void depthwisePlanes(const Window &g, const float *in, const float *wt,
+                     const float *bias, float *z, int64_t first,
+                     int64_t last) {
+  for (int64_t plane = first; plane < last; ++plane) {
+    int64_t channel = plane % g.c;
+    const float *src = in + plane * g.h * g.wd;
+    const float *filter = wt + channel * g.kh * g.kw;
+    for (int64_t y = 0; y < g.oh; ++y) {
+      float *acc = z + (plane * g.oh + y) * g.ow;
+      std::fill(acc, acc + g.ow, bias ? bias[channel] : 0.0f);
+      for (int64_t i = 0; i < g.kh; ++i) {
+        int64_t iy = y * g.sh - g.ph + i * g.dh;
+        if (iy < 0 || iy >= g.h)
+          continue;
+        const float *row = src + iy * g.wd;
+        for (int64_t j = 0; j < g.kw; ++j) {
+          int64_t offset = j * g.dw - g.pw;
+          auto [x0, x1] = columnsInside(offset, g.sw, g.wd, g.ow);
+          float weight = filter[i * g.kw + j];
+          const float *from = row + offset;
+          for (int64_t xo = x0; xo < x1; ++xo)
+            acc[xo] += weight * from[xo * g.sw];
         }
-      });
+      }
+    }
+  }
 }
 
 /// Depthwise convolution (one input channel per group and one filter per
@@ -161,44 +223,20 @@ void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
                         const TensorView *b, const TensorView &out,
                         const img::Conv2dAttrs &a,
                         const BlockEpilogue *epilogue) {
-  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
-  int64_t kh = w.shape[2], kw = w.shape[3];
-  int64_t oh = out.shape[2], ow = out.shape[3];
-  int64_t sh = a.strides[0], sw = a.strides[1], ph = a.padding[0],
-          pw = a.padding[1], dh = a.dilation[0], dw = a.dilation[1];
+  if (depthwiseRunsChannelsSideBySide(out.shape[3]))
+    return narrowDepthwiseConv2dF32(x, w, b, out, a, epilogue);
+  Window g = depthwiseWindow(x, w, out, a);
   const float *in = static_cast<const float *>(x.data);
   const float *wt = static_cast<const float *>(w.data);
   const float *bias = b ? static_cast<const float *>(b->data) : nullptr;
   float *z = static_cast<float *>(out.data);
-  if (depthwiseRunsChannelsSideBySide(ow))
-    return narrowDepthwiseConv2dF32(x, w, b, out, a, epilogue);
-  parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
-    for (int64_t plane = first; plane < last; ++plane) {
-      int64_t channel = plane % c;
-      const float *src = in + plane * h * wd;
-      const float *filter = wt + channel * kh * kw;
-      for (int64_t y = 0; y < oh; ++y) {
-        float *acc = z + (plane * oh + y) * ow;
-        std::fill(acc, acc + ow, bias ? bias[channel] : 0.0f);
-        for (int64_t i = 0; i < kh; ++i) {
-          int64_t iy = y * sh - ph + i * dh;
-          if (iy < 0 || iy >= h)
-            continue;
-          const float *row = src + iy * wd;
-          for (int64_t j = 0; j < kw; ++j) {
-            int64_t offset = j * dw - pw;
-            auto [x0, x1] = columnsInside(offset, sw, wd, ow);
-            float weight = filter[i * kw + j];
-            const float *from = row + offset;
-            for (int64_t xo = x0; xo < x1; ++xo)
-              acc[xo] += weight * from[xo * sw];
-          }
-        }
-      }
-    }
-    if (epilogue)
-      (*epilogue)(first * oh * ow, last * oh * ow);
-  });
+  int64_t planeSize = g.oh * g.ow;
+  parallelFor(g.n * g.c, planeSize * g.kh * g.kw,
+              [&](int64_t first, int64_t last) {
+                depthwisePlanes(g, in, wt, bias, z, first, last);
+                if (epilogue)
+                  (*epilogue)(first * planeSize, last * planeSize);
+              });
 }
 
 /// Output rows narrower than this go to the im2col columns through a padded
@@ -397,12 +435,45 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   }
 }
 
+/// Planes [first, last) of pool2dF32, from `start` (the identity of max or
+/// of the sum), times `scale` for the average.
+TANDEM_VECTOR_CLONES
+void poolPlanes(const Window &g, const float *in, float *z, bool max,
+                float start, float scale, int64_t first, int64_t last) {
+  for (int64_t p = first; p < last; ++p)
+    for (int64_t y = 0; y < g.oh; ++y) {
+      float *acc = z + (p * g.oh + y) * g.ow;
+      std::fill(acc, acc + g.ow, start);
+      int64_t top = y * g.sh - g.ph;
+      for (int64_t i = std::max<int64_t>(0, -top);
+           i < std::min(g.kh, g.h - top); ++i) {
+        const float *row = in + (p * g.h + top + i) * g.wd;
+        for (int64_t j = 0; j < g.kw; ++j) {
+          int64_t offset = j - g.pw;
+          auto [x0, x1] = columnsInside(offset, g.sw, g.wd, g.ow);
+          const float *src = row + offset;
+          if (max)
+            for (int64_t xo = x0; xo < x1; ++xo) {
+              float v = src[xo * g.sw];
+              acc[xo] = v > acc[xo] || v != v ? v : acc[xo];
+            }
+          else
+            for (int64_t xo = x0; xo < x1; ++xo)
+              acc[xo] += src[xo * g.sw];
+        }
+      }
+      if (!max)
+        for (int64_t xo = 0; xo < g.ow; ++xo)
+          acc[xo] *= scale;
+    }
+}
+
 void pool2dF32(const TensorView &x, const TensorView &out,
                const img::Pool2dAttrs &a, bool max) {
-  int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], w = x.shape[3];
-  int64_t oh = out.shape[2], ow = out.shape[3];
-  int64_t kh = a.kernel[0], kw = a.kernel[1], sh = a.strides[0],
-          sw = a.strides[1], ph = a.padding[0], pw = a.padding[1];
+  Window g = {x.shape[0],   x.shape[1],   x.shape[2],   x.shape[3],
+              a.kernel[0],  a.kernel[1],  out.shape[2], out.shape[3],
+              a.strides[0], a.strides[1], a.padding[0], a.padding[1],
+              1,            1};
   const float *in = static_cast<const float *>(x.data);
   float *z = static_cast<float *>(out.data);
   // Each output row accumulates window row by window row and column by
@@ -410,35 +481,11 @@ void pool2dF32(const TensorView &x, const TensorView &out,
   // Padding is -inf for max and 0 for the average, so it is skipped; padded
   // zeros still count in the average's divisor (count_include_pad=True).
   float start = max ? -std::numeric_limits<float>::infinity() : 0.0f;
-  float scale = max ? 1.0f : 1.0f / float(kh * kw);
-  parallelFor(n * c, oh * ow * kh * kw, [&](int64_t first, int64_t last) {
-    for (int64_t p = first; p < last; ++p)
-      for (int64_t y = 0; y < oh; ++y) {
-        float *acc = z + (p * oh + y) * ow;
-        std::fill(acc, acc + ow, start);
-        int64_t top = y * sh - ph;
-        for (int64_t i = std::max<int64_t>(0, -top); i < std::min(kh, h - top);
-             ++i) {
-          const float *row = in + (p * h + top + i) * w;
-          for (int64_t j = 0; j < kw; ++j) {
-            int64_t offset = j - pw;
-            auto [x0, x1] = columnsInside(offset, sw, w, ow);
-            const float *src = row + offset;
-            if (max)
-              for (int64_t xo = x0; xo < x1; ++xo) {
-                float v = src[xo * sw];
-                acc[xo] = v > acc[xo] || v != v ? v : acc[xo];
-              }
-            else
-              for (int64_t xo = x0; xo < x1; ++xo)
-                acc[xo] += src[xo * sw];
-          }
-        }
-        if (!max)
-          for (int64_t xo = 0; xo < ow; ++xo)
-            acc[xo] *= scale;
-      }
-  });
+  float scale = max ? 1.0f : 1.0f / float(g.kh * g.kw);
+  parallelFor(g.n * g.c, g.oh * g.ow * g.kh * g.kw,
+              [&](int64_t first, int64_t last) {
+                poolPlanes(g, in, z, max, start, scale, first, last);
+              });
 }
 
 bool conv2dKernel(int64_t, const std::vector<TensorView> &ops,

@@ -273,6 +273,17 @@ inline bool isHalf(DType dtype) {
   return dtype == DType::F16 || dtype == DType::BF16;
 }
 
+/// Compiles a kernel loop twice, for AVX2 and for the baseline x86-64, and
+/// picks one when the program loads (GCC's function multiversioning). AVX2
+/// without FMA, and the runtime is built with -ffp-contract=off: the same
+/// operations in the same order, so both give the bits the generated
+/// kernels give.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define TANDEM_VECTOR_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define TANDEM_VECTOR_CLONES
+#endif
+
 /// exp(x) for x <= 0 (softmax's shifted inputs; NaN stays NaN), branch-free
 /// so that loops of it vectorize: Cephes' expf, 2^n · p(r) with
 /// r = x - n·ln2 in [-ln2/2, ln2/2], within 2 ulp of the exact value; 0

@@ -21,7 +21,8 @@ namespace {
 /// The sum of element(0 .. size-1) in double, in four interleaved partial
 /// sums (one long chain of dependent adds would take four times as
 /// long).
-template <typename F> double sumOf(int64_t size, F element) {
+template <typename F>
+[[gnu::always_inline]] inline double sumOf(int64_t size, F element) {
   double partial[4] = {0, 0, 0, 0};
   int64_t k = 0;
   for (; k + 4 <= size; k += 4)
@@ -36,7 +37,7 @@ template <typename F> double sumOf(int64_t size, F element) {
 /// where Inner is 0) apart; `dst` may be `row` (in place: each pass reads an
 /// element before it writes it).
 template <int64_t Inner>
-void softmaxRow(const float *row, float *dst, int64_t size, int64_t inner,
+[[gnu::always_inline]] inline void softmaxRow(const float *row, float *dst, int64_t size, int64_t inner,
                 bool log) {
   int64_t step = Inner ? Inner : inner;
   constexpr float kLow = -std::numeric_limits<float>::infinity();
@@ -68,6 +69,21 @@ void softmaxRow(const float *row, float *dst, int64_t size, int64_t inner,
     dst[k * step] *= scale;
 }
 
+/// Softmax rows [first, last) of `outer` x `inner` rows of `size`.
+TANDEM_VECTOR_CLONES
+void softmaxRows(const float *in, float *z, int64_t first, int64_t last,
+                 int64_t size, int64_t inner, bool log) {
+  for (int64_t item = first; item < last; ++item) {
+    int64_t o = item / inner, i = item % inner;
+    const float *row = in + o * size * inner + i;
+    float *dst = z + o * size * inner + i;
+    if (inner == 1)
+      softmaxRow<1>(row, dst, size, inner, log);
+    else
+      softmaxRow<0>(row, dst, size, inner, log);
+  }
+}
+
 void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
                 bool log) {
   int64_t outer, size, inner;
@@ -77,15 +93,7 @@ void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
   // About ten operations per element with the exp vectorized: attention's
   // softmaxes are split across threads.
   parallelFor(outer * inner, 10 * size, [&](int64_t first, int64_t last) {
-    for (int64_t item = first; item < last; ++item) {
-      int64_t o = item / inner, i = item % inner;
-      const float *row = in + o * size * inner + i;
-      float *dst = z + o * size * inner + i;
-      if (inner == 1)
-        softmaxRow<1>(row, dst, size, inner, log);
-      else
-        softmaxRow<0>(row, dst, size, inner, log);
-    }
+    softmaxRows(in, z, first, last, size, inner, log);
   });
 }
 
@@ -107,17 +115,10 @@ void l2NormalizeF32(const TensorView &x, const TensorView &out, int64_t axis,
     }
 }
 
-void layerNormF32(const TensorView &x, const TensorView &gamma,
-                  const TensorView &beta, const TensorView &out, int64_t axis,
-                  double epsilon) {
-  int64_t rows = 1, cols = 1;
-  for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
-    (d < axis ? rows : cols) *= x.shape[d];
-  const float *in = static_cast<const float *>(x.data);
-  const float *g = static_cast<const float *>(gamma.data);
-  const float *b = static_cast<const float *>(beta.data);
-  float *z = static_cast<float *>(out.data);
-  parallelFor(rows, 8 * cols, [&](int64_t first, int64_t last) {
+/// Layer norm of rows [first, last) of `cols` elements each.
+TANDEM_VECTOR_CLONES
+void layerNormRows(const float *in, const float *g, const float *b, float *z,
+                   int64_t first, int64_t last, int64_t cols, double epsilon) {
   for (int64_t r = first; r < last; ++r) {
     const float *row = in + r * cols;
     double mean = sumOf(cols, [&](int64_t c) { return double(row[c]); }) /
@@ -131,6 +132,20 @@ void layerNormF32(const TensorView &x, const TensorView &gamma,
     for (int64_t c = 0; c < cols; ++c)
       z[r * cols + c] = (row[c] - center) * scale * g[c] + b[c];
   }
+}
+
+void layerNormF32(const TensorView &x, const TensorView &gamma,
+                  const TensorView &beta, const TensorView &out, int64_t axis,
+                  double epsilon) {
+  int64_t rows = 1, cols = 1;
+  for (int64_t d = 0; d < int64_t(x.shape.size()); ++d)
+    (d < axis ? rows : cols) *= x.shape[d];
+  const float *in = static_cast<const float *>(x.data);
+  const float *g = static_cast<const float *>(gamma.data);
+  const float *b = static_cast<const float *>(beta.data);
+  float *z = static_cast<float *>(out.data);
+  parallelFor(rows, 8 * cols, [&](int64_t first, int64_t last) {
+    layerNormRows(in, g, b, z, first, last, cols, epsilon);
   });
 }
 
