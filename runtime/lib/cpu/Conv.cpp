@@ -83,12 +83,6 @@ std::pair<int64_t, int64_t> columnsInside(int64_t offset, int64_t stride,
   return {first, last};
 }
 
-/// Depthwise convolution over narrow outputs (CpuKernelPaths.h: a MobileNet's
-/// 24x24 and smaller maps), kDepthwiseLanes channels side by side: one loop per
-/// plane, output row and tap would cost more in set-up than in
-/// multiply-adds. The channels of a block (of one image) are copied,
-/// interleaved, into a zero-padded block, pixel-major and channel-minor, and
-/// each output pixel accumulates its taps over all of them at once.
 /// A convolution's or a pooling's geometry: the input's [n, c, h, wd], the
 /// window's kh x kw, the output's oh x ow, the strides, padding and
 /// dilation.
@@ -239,10 +233,6 @@ void depthwiseConv2dF32(const TensorView &x, const TensorView &w,
               });
 }
 
-/// Output rows narrower than this go to the im2col columns through a padded
-/// copy of each input plane (see conv2dF32).
-constexpr int64_t kNarrowRow = 16;
-
 /// Convolution as GEMMs: the input windows of a chunk of images are laid out
 /// as columns (im2col; padding reads as zeros) and each group's filters
 /// multiply all of them at once, which keeps the GEMM wide for small images.
@@ -290,11 +280,16 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
                             (int64_t(8) << 20) /
                                 (rows * cols * (groupsAtOnce ? threads : 1)),
                             1, n);
+  int64_t paddedHeight = h + 2 * ph, paddedWidth = wd + 2 * pw;
+  bool narrow = !inPlace && im2colGathersFromPaddedPlane(ow) &&
+                paddedHeight * paddedWidth <
+                    std::numeric_limits<int32_t>::max();
   // The output columns whose input column lies inside the image, per
-  // filter column j.
-  std::vector<std::pair<int64_t, int64_t>> inside(kw);
-  for (int64_t j = 0; j < kw; ++j)
-    inside[j] = columnsInside(j * dw - pw, sw, wd, ow);
+  // filter column j (the row-by-row im2col's).
+  std::vector<std::pair<int64_t, int64_t>> inside;
+  if (!inPlace && !narrow)
+    for (int64_t j = 0; j < kw; ++j)
+      inside.push_back(columnsInside(j * dw - pw, sw, wd, ow));
   // Group g's im2col of `images` images from n0 into `columns`, each row
   // (r, image) output row by output row: zeros where the window reads
   // padding, the inside columns copied.
@@ -339,9 +334,6 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   // together). Each input plane is copied once into a zero-padded plane,
   // and each of its kh·kw rows gathers its columns from there through one
   // table of offsets: no bounds, no per-row set-up.
-  int64_t paddedHeight = h + 2 * ph, paddedWidth = wd + 2 * pw;
-  bool narrow = ow < kNarrowRow && paddedHeight * paddedWidth <
-                                       std::numeric_limits<int32_t>::max();
   std::vector<int32_t> gatherOffsets;
   if (narrow) {
     gatherOffsets.resize(cols);
@@ -419,13 +411,15 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   for (int64_t n0 = 0; n0 < n; n0 += chunk) {
     int64_t images = std::min(chunk, n - n0);
     // Groups [first, last) one after another, in buffers of their own.
+    // (No scratch is borrowed where none is needed: each costs a lock.)
     auto runGroups = [&](int64_t first, int64_t last) {
-      Scratch columns(columnsSize);
-      std::optional<Scratch> product;
+      std::optional<Scratch> columns, product;
+      if (columnsSize)
+        columns.emplace(columnsSize);
       if (productSize)
         product.emplace(productSize);
       for (int64_t g = first; g < last; ++g)
-        runGroup(g, n0, images, columns.get(),
+        runGroup(g, n0, images, columns ? columns->get() : nullptr,
                  product ? product->get() : nullptr);
     };
     if (groupsAtOnce)

@@ -43,6 +43,16 @@ inline bool convMultipliesInPlace(int64_t kernelHeight, int64_t kernelWidth,
          (images == 1 || pixels >= kConvInPlaceMinPixels);
 }
 
+/// Whether a convolution's im2col gathers its columns from a zero-padded
+/// copy of each input plane through one table of offsets (output rows under
+/// 16 wide: a network's last 2x2 to 8x8 maps, where a row-by-row copy spends
+/// several times the copy on each row's set-up and fills), rather than
+/// output row by output row. Both copy the same bytes, and the cost model
+/// prices them alike; the rule is here with the others for the reader.
+inline bool im2colGathersFromPaddedPlane(int64_t outputWidth) {
+  return outputWidth < 16;
+}
+
 /// Channels a depthwise convolution over narrow outputs computes side by
 /// side.
 constexpr int64_t kDepthwiseLanes = 16;
