@@ -388,8 +388,7 @@ void embeddingBag(CalibrationModel &m, int64_t rows, int64_t width,
 CalibrationModel buildLargeOpsModel() {
   CalibrationModel m;
   m.wakeWorkers();
-  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{16, 64, 64},
-                               {128, 13, 512},
+  for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{128, 13, 512},
                                {64, 256, 256},
                                {512, 256, 768},
                                {256, 1024, 1024},
@@ -488,6 +487,8 @@ CalibrationModel buildSmallOpsModel() {
   {
     linear(m, 128, 13, 16);
     linear(m, 128, 16, 32);
+    linear(m, 128, 32, 1); // a regression head: one output column
+    linear(m, 16, 64, 64);
     linear(m, 4, 256, 768);
     matmul(m, 4, 16);
     conv(m, 1, 8, 8, 8, 3, 1, 1, 1);
