@@ -239,6 +239,12 @@ case("conv2d 1x1, 3 images side by side", [f32(3, 5, 3, 4), f32(7, 5, 1, 1), f32
      "  %r = tandem.conv2d %a0, %a1, %a2 : (tensor<3x5x3x4xf32>, tensor<7x5x1x1xf32>, tensor<7xf32>) -> tensor<3x7x3x4xf32>",
      "tensor<3x7x3x4xf32>",
      lambda x, w, b: conv_reference(x, w, b, (1, 1), (0, 0), (1, 1), 1), tol=1e-4)
+case("conv2d 1x1 grouped, 3 images side by side, then relu",
+     [f32(3, 6, 2, 3), f32(9, 2, 1, 1), f32(9)],
+     "  %c = tandem.conv2d %a0, %a1, %a2 {groups = 3 : i64} : (tensor<3x6x2x3xf32>, tensor<9x2x1x1xf32>, tensor<9xf32>) -> tensor<3x9x2x3xf32>\n"
+     "  %r = tandem.relu %c : tensor<3x9x2x3xf32>",
+     "tensor<3x9x2x3xf32>",
+     lambda x, w, b: np.maximum(conv_reference(x, w, b, (1, 1), (0, 0), (1, 1), 3), 0), tol=1e-4)
 
 
 def pool_reference(x, k, s, p, mode):

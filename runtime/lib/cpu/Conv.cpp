@@ -281,13 +281,20 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
                                 (rows * cols * (groupsAtOnce ? threads : 1)),
                             1, n);
   int64_t paddedHeight = h + 2 * ph, paddedWidth = wd + 2 * pw;
-  bool narrow = !inPlace && im2colGathersFromPaddedPlane(ow) &&
+  // A 1x1 convolution with unit strides and no padding over images too
+  // small to multiply in place: each input plane is a row of the columns
+  // as it lies, so each is copied whole (the row-by-row and padded-plane
+  // copies spent their set-up on 2x2 and 4x4 maps: shufflenet_v2's 1x1
+  // convolutions there).
+  bool pointwise = !inPlace && kh == 1 && kw == 1 && sh == 1 && sw == 1 &&
+                   ph == 0 && pw == 0;
+  bool narrow = !inPlace && !pointwise && im2colGathersFromPaddedPlane(ow) &&
                 paddedHeight * paddedWidth <
                     std::numeric_limits<int32_t>::max();
   // The output columns whose input column lies inside the image, per
   // filter column j (the row-by-row im2col's).
   std::vector<std::pair<int64_t, int64_t>> inside;
-  if (!inPlace && !narrow)
+  if (!inPlace && !pointwise && !narrow)
     for (int64_t j = 0; j < kw; ++j)
       inside.push_back(columnsInside(j * dw - pw, sw, wd, ow));
   // Group g's im2col of `images` images from n0 into `columns`, each row
@@ -365,6 +372,17 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
           }
         });
   };
+  auto pointwiseColumns = [&](int64_t g, int64_t n0, int64_t images,
+                              float *columns) {
+    int64_t width = images * cols;
+    parallelFor(cg * images, cols, [&](int64_t first, int64_t last) {
+      for (int64_t task = first; task < last; ++task) {
+        int64_t ci = task / images, image = task % images;
+        const float *plane = in + ((n0 + image) * c + g * cg + ci) * cols;
+        std::copy(plane, plane + cols, columns + ci * width + image * cols);
+      }
+    });
+  };
   // Group g's im2col and its GEMM (into `product` where more than one image
   // goes to the GEMM), then the rows back to NCHW. Every element of both
   // buffers is written before it is read: the columns by the copy (zeros
@@ -375,6 +393,8 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
     const float *gemmColumns = columns;
     if (inPlace)
       gemmColumns = in + (n0 * c + g * cg) * cols;
+    else if (pointwise)
+      pointwiseColumns(g, n0, images, columns);
     else if (narrow)
       narrowColumns(g, n0, images, columns);
     else
