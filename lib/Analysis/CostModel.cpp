@@ -103,8 +103,9 @@ double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
 
 /// Bytes a kernel moves beyond its operands and result, on `kind`: the CPU
 /// convolution writes its im2col matrix ((C/groups)·kH·kW rows of
-/// N·OH·OW columns per group) and its GEMM reads it back, and with more
-/// than one image the product is written once more and scattered to NCHW.
+/// N·OH·OW columns per group) and its GEMM reads it back, and where a GEMM
+/// takes more than one image (convImagesPerGemm) the product is written once
+/// more and scattered to NCHW.
 /// (The depthwise stencil reads its input directly.)
 static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
                                   DeviceKind kind) {
@@ -131,8 +132,14 @@ static int64_t kernelTrafficBytes(Operation *op, CostFamily family,
           result.getDimSize(0), result.getDimSize(2) * result.getDimSize(3)))
     return 0;
   double columns = 2 * rows * images * pixels * elementBytes;
+  // (Groups side by side share the caches, which the cost model, not
+  // knowing the threads, leaves out: it asks for one group's columns.)
+  int64_t imagesPerGemm = ::tandem::rt::convImagesPerGemm(
+      filter.getDimSize(1) * filter.getDimSize(2) * filter.getDimSize(3),
+      result.getDimSize(2) * result.getDimSize(3), result.getDimSize(0), 1);
   double scatter =
-      images > 1 ? 2 * double(result.getNumElements()) * elementBytes : 0;
+      imagesPerGemm > 1 ? 2 * double(result.getNumElements()) * elementBytes
+                        : 0;
   return int64_t(std::min(columns + scatter, 0x1p60));
 }
 

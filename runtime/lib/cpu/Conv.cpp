@@ -272,14 +272,9 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
   bool groupsAtOnce = threads > 1 && groups >= 2 * threads;
   // A 1x1 convolution's input is already its im2col columns (CpuKernelPaths.h).
   bool inPlace = convMultipliesInPlace(kh, kw, a.strides, a.padding, n, cols);
-  // Images per GEMM: as many as keep the columns within about 32 MiB (in
-  // all, with groups at once).
-  int64_t chunk = inPlace
-                      ? 1
-                      : std::clamp<int64_t>(
-                            (int64_t(8) << 20) /
-                                (rows * cols * (groupsAtOnce ? threads : 1)),
-                            1, n);
+  int64_t chunk =
+      inPlace ? 1
+              : convImagesPerGemm(rows, cols, n, groupsAtOnce ? threads : 1);
   int64_t paddedHeight = h + 2 * ph, paddedWidth = wd + 2 * pw;
   // A 1x1 convolution with unit strides and no padding over images too
   // small to multiply in place: each input plane is a row of the columns
