@@ -324,6 +324,45 @@ TEST_F(CostFamilyTest, CpuIm2colBytesExceptWhereA1x1ConvolutionIsInPlace) {
               4.096, 1e-9);
 }
 
+TEST_F(CostFamilyTest, CpuIm2colConvolutionsCopyThenMultiply) {
+  // A dense 3x3 convolution: on the CPU its im2col copy and its GEMM run
+  // one after the other, so its compute and memory times add; on the GPU
+  // they overlap (the larger). A grouped one too; a 1x1 in place overlaps.
+  auto conv = [&](int64_t groups, int64_t kernel) {
+    std::string w =
+        llvm::formatv("tensor<8x{0}x{1}x{1}xf32>", 8 / groups, kernel).str();
+    int64_t pad = kernel / 2;
+    return parseFirst<Conv2dOp>(
+        "func.func @main(%x: tensor<2x8x16x16xf32>, %w: " + w + ") {\n"
+        "  %r = tandem.conv2d %x, %w {padding = array<i64: " +
+        std::to_string(pad) + ", " + std::to_string(pad) +
+        ">, groups = " + std::to_string(groups) + " : i64} : "
+        "(tensor<2x8x16x16xf32>, " + w + ") -> tensor<2x8x16x16xf32>\n"
+        "  return\n}");
+  };
+  DeviceProfile both = rooflineProfile(1e9, 1e9),
+                computeOnly = rooflineProfile(1e9, 1e18),
+                memoryOnly = rooflineProfile(1e18, 1e9);
+  auto time = [](Conv2dOp op, DeviceKind kind, const DeviceProfile &p) {
+    return *estimateOpTimeUs(op, kind, p);
+  };
+  // (Each parse replaces the module: the op is parsed in its iteration.)
+  for (auto [groups, kernel, phased] :
+       {std::tuple{1, 3, true}, {4, 3, true}, {1, 1, false}}) {
+    Conv2dOp op = conv(groups, kernel);
+    double compute = time(op, DeviceKind::CPU, computeOnly),
+           memory = time(op, DeviceKind::CPU, memoryOnly);
+    ASSERT_GT(compute, 1);
+    ASSERT_GT(memory, 1);
+    EXPECT_NEAR(time(op, DeviceKind::CPU, both),
+                phased ? compute + memory : std::max(compute, memory), 1e-6);
+    EXPECT_NEAR(time(op, DeviceKind::GPU, both),
+                std::max(time(op, DeviceKind::GPU, computeOnly),
+                         time(op, DeviceKind::GPU, memoryOnly)),
+                1e-6);
+  }
+}
+
 TEST_F(CostFamilyTest, CpuGemmsTooSmallToSplitPayTheInlineFixedCost) {
   // Compute-bound rates; the CPU's GEMMs cost 10 us fixed, 1 us where they
   // run whole on the calling thread (under 2^18 FLOPs).

@@ -85,10 +85,15 @@ CostFamily mlir::tandem::costFamilyOf(Operation *op) {
       .Default([](Operation *) { return CostFamily::Elementwise; });
 }
 
+bool mlir::tandem::kernelRunsInPhases(CostFamily family, DeviceKind kind) {
+  return kind == DeviceKind::CPU &&
+         (family == CostFamily::Conv || family == CostFamily::ConvGrouped);
+}
+
 double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
                                       Type elementType, CostFamily family,
                                       const ProcessorProfile &processor,
-                                      bool onCallingThread) {
+                                      bool onCallingThread, bool inPhases) {
   if (work.flops == 0 && work.bytesRead == 0 && work.bytesWritten == 0)
     return 0;
   const FamilyCost &cost = processor.family(family);
@@ -98,7 +103,7 @@ double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
                                         cost.computeEfficiency);
   double memorySeconds = double(work.bytesRead + work.bytesWritten) /
                          (processor.memoryBandwidth * cost.memoryEfficiency);
-  return fixedUs + std::max(computeSeconds, memorySeconds) * 1e6;
+  return fixedUs + kernelBodyUs(computeSeconds, memorySeconds, inPhases) * 1e6;
 }
 
 /// Bytes a kernel moves beyond its operands and result, on `kind`: the CPU
@@ -234,7 +239,8 @@ mlir::tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   estimate.bytesWritten += traffic - traffic / 2;
   estimate.flops += kernelOverheadFlops(op, family, kind);
   return estimateOpTimeUs(estimate, elementType, family, *processor,
-                          runsOnCallingThread(op, family, kind)) +
+                          runsOnCallingThread(op, family, kind),
+                          kernelRunsInPhases(family, kind)) +
          consumerUs;
 }
 

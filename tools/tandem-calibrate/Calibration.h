@@ -63,6 +63,8 @@ struct CalibrationSample {
   /// A GEMM small enough to run whole on the calling thread (its fixed cost
   /// is fitted apart: FamilyCost::inlineFixedUs).
   bool onCallingThread = false;
+  /// Its family's kernels copy, then compute (kernelRunsInPhases).
+  bool inPhases = false;
 };
 
 struct FamilyCalibration {

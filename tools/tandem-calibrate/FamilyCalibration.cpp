@@ -22,6 +22,7 @@
 
 #include "Calibration.h"
 
+#include "tandem/Analysis/CostModel.h"
 #include "tandem/Analysis/DeviceProfile.h"
 #include "tandem/Support/OutputFile.h"
 #include "tandem/runtime/CpuKernelPaths.h"
@@ -588,8 +589,9 @@ double fittedUs(const CalibrationSample &sample, const FamilyCost &cost) {
   double fixedUs = sample.onCallingThread && cost.inlineFixedUs
                        ? *cost.inlineFixedUs
                        : cost.fixedUs;
-  return fixedUs + std::max(sample.computeUs / cost.computeEfficiency,
-                            sample.memoryUs / cost.memoryEfficiency);
+  return fixedUs + kernelBodyUs(sample.computeUs / cost.computeEfficiency,
+                               sample.memoryUs / cost.memoryEfficiency,
+                               sample.inPhases);
 }
 
 /// The family cost through `samples` with the least sum of
@@ -765,6 +767,9 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
           sample.family == costFamilyName(CostFamily::Gemm) &&
           ::tandem::rt::gemmRunsOnCallingThread(sample.computeUs * 1e-6 *
                                                 rates.cpu.f32Flops);
+      std::optional<CostFamily> family = parseCostFamily(sample.family);
+      sample.inPhases =
+          family && kernelRunsInPhases(*family, DeviceKind::CPU);
       sample.measuredUs = INFINITY;
       for (const std::vector<llvm::json::Object> &round : *timed)
         if (k < round.size())
