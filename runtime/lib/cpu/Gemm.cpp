@@ -42,8 +42,10 @@ constexpr int64_t kBlockMultiple = 16;
 /// 4 x 1024 x 1024 833 -> 135 us, a 512 x 8 x 4608 product 1611 -> 1009 us.
 /// Not where the narrow operand is large, read unpacked by every block
 /// (256 x 32 x 2304: 507 -> 724 us), nor where the product is wide (128 x
-/// 256 x 256: no faster).
-constexpr int64_t kSkinnyWidth = 32;
+/// 256 x 256: no faster). On an Intel Xeon (AVX-512, two cores) products
+/// 32 wide ran 5-12% slower in blocks (512 x 32 x 1152 linear: 204 -> 230
+/// us), 16 wide 6% faster, 4 wide 2.4x faster.
+constexpr int64_t kSkinnyWidth = 16;
 constexpr int64_t kSkinnyOperandBytes = int64_t(192) << 10;
 constexpr int64_t kSkinnyBlockMacs = int64_t(1) << 18;
 
@@ -206,12 +208,19 @@ void cpu::parallelSgemm(
   if (blocksAlong(byRows ? g.m : g.n) < blocksAlong(byRows ? g.n : g.m))
     byRows = !byRows;
   int64_t narrow = std::min(g.m, g.n);
+  // In blocks along its long side, a skinny product's wide operand is read
+  // unpacked a block at a time: rows of A, or of a transposed B, are
+  // contiguous, but columns of an untransposed B are a slab of short rows
+  // far apart (a convolution's im2col columns), which the small-matrix
+  // kernels read 2x slower than OpenBLAS packs them (a 32 x 1152 x 512
+  // matmul: 221 -> 438 us).
+  bool skinnyByRows = g.n <= g.m;
   bool skinny = !gemmRunsOnCallingThread(double(flops)) &&
                 narrow <= kSkinnyWidth &&
                 narrow * g.k * int64_t(sizeof(float)) <= kSkinnyOperandBytes &&
-                blasHasSmallMatrixKernels();
+                (skinnyByRows || g.transB) && blasHasSmallMatrixKernels();
   if (skinny)
-    byRows = g.n <= g.m;
+    byRows = skinnyByRows;
   int64_t extent = byRows ? g.m : g.n;
   int64_t blocks = gemmRunsOnCallingThread(double(flops)) ? 1 : threads;
   int64_t step = (extent + blocks - 1) / blocks;
