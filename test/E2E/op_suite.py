@@ -246,6 +246,23 @@ case("conv2d 1x1 grouped, 3 images side by side, then relu",
      "tensor<3x9x2x3xf32>",
      lambda x, w, b: np.maximum(conv_reference(x, w, b, (1, 1), (0, 0), (1, 1), 3), 0), tol=1e-4)
 
+# Columns of one image beyond 2 MiB (8 x 5 x 5 rows of 64 x 64): the im2col
+# and its GEMM go in bands of output rows (41 and 23), each GEMM writing
+# its rows of every channel's plane; the bias and the relu per band.
+case("conv2d in bands of output rows, bias, then relu",
+     [f32(1, 8, 64, 64), f32(4, 8, 5, 5), f32(4)],
+     "  %c = tandem.conv2d %a0, %a1, %a2 {padding = array<i64: 2, 2>} : (tensor<1x8x64x64xf32>, tensor<4x8x5x5xf32>, tensor<4xf32>) -> tensor<1x4x64x64xf32>\n"
+     "  %r = tandem.relu %c : tensor<1x4x64x64xf32>",
+     "tensor<1x4x64x64xf32>",
+     lambda x, w, b: np.maximum(conv_reference(x, w, b, (1, 1), (2, 2), (1, 1), 1), 0), tol=1e-4)
+# Two images, two groups, each image's columns (4 x 7 x 7 rows of 64 x 64)
+# beyond 2 MiB: bands per image and per group.
+case("conv2d grouped, 2 images in bands of output rows",
+     [f32(2, 8, 64, 64), f32(6, 4, 7, 7)],
+     "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 3, 3>, groups = 2 : i64} : (tensor<2x8x64x64xf32>, tensor<6x4x7x7xf32>) -> tensor<2x6x64x64xf32>",
+     "tensor<2x6x64x64xf32>",
+     lambda x, w: conv_reference(x, w, None, (1, 1), (3, 3), (1, 1), 2), tol=1e-4)
+
 
 def pool_reference(x, k, s, p, mode):
     n, c, h, w = x.shape

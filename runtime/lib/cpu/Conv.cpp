@@ -288,27 +288,37 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
                     std::numeric_limits<int32_t>::max();
   // The output columns whose input column lies inside the image, per
   // filter column j (the row-by-row im2col's).
+  bool rowPath = !inPlace && !pointwise && !narrow;
   std::vector<std::pair<int64_t, int64_t>> inside;
-  if (!inPlace && !pointwise && !narrow)
+  if (rowPath)
     for (int64_t j = 0; j < kw; ++j)
       inside.push_back(columnsInside(j * dw - pw, sw, wd, ow));
-  // Group g's im2col of `images` images from n0 into `columns`, each row
-  // (r, image) output row by output row: zeros where the window reads
-  // padding, the inside columns copied.
-  auto rowColumns = [&](int64_t g, int64_t n0, int64_t images, float *columns) {
-    int64_t width = images * cols;
-    parallelFor(rows * images, cols, [&](int64_t first, int64_t last) {
+  // Over one image whose columns alone exceed the caches, for a few output
+  // channels, the row-by-row im2col and its GEMM go band of output rows by
+  // band (CpuKernelPaths.h).
+  int64_t bandRows =
+      rowPath && chunk == 1
+          ? convOutputRowsPerGemm(rows, og, oh, ow,
+                                  groupsAtOnce ? threads : 1)
+          : oh;
+  // Group g's im2col of output rows [y0, y1) of `images` images from n0
+  // into `columns`, each row (r, image) output row by output row: zeros
+  // where the window reads padding, the inside columns copied.
+  auto rowColumns = [&](int64_t g, int64_t n0, int64_t images, int64_t y0,
+                        int64_t y1, float *columns) {
+    int64_t band = (y1 - y0) * ow, width = images * band;
+    parallelFor(rows * images, band, [&](int64_t first, int64_t last) {
       // Row r = (ci·kh + i)·kw + j of image `image`, stepped along (no
       // divisions per row: on small images they cost more than the copy).
       int64_t r = first % rows, image = first / rows;
       int64_t ci = r / (kh * kw), i = (r / kw) % kh, j = r % kw;
       for (int64_t task = first; task < last; ++task) {
         const float *plane = in + ((n0 + image) * c + g * cg + ci) * h * wd;
-        float *row = columns + r * width + image * cols;
+        float *row = columns + r * width + image * band;
         int64_t offset = j * dw - pw;
         auto [x0, x1] = inside[j];
-        for (int64_t y = 0; y < oh; ++y) {
-          float *dst = row + y * ow;
+        for (int64_t y = y0; y < y1; ++y) {
+          float *dst = row + (y - y0) * ow;
           int64_t iy = y * sh - ph + i * dh;
           if (iy < 0 || iy >= h) {
             std::fill(dst, dst + ow, 0.0f);
@@ -379,49 +389,58 @@ void conv2dF32(const TensorView &x, const TensorView &w, const TensorView *b,
     });
   };
   // Group g's im2col and its GEMM (into `product` where more than one image
-  // goes to the GEMM), then the rows back to NCHW. Every element of both
-  // buffers is written before it is read: the columns by the copy (zeros
-  // where a window reads padding), the product by the GEMM (beta 0).
+  // goes to the GEMM), then the rows back to NCHW, band of output rows by
+  // band (one band unless one image's columns exceed the caches). Every
+  // element of both buffers is written before it is read: the columns by
+  // the copy (zeros where a window reads padding), the product by the GEMM
+  // (beta 0).
   auto runGroup = [&](int64_t g, int64_t n0, int64_t images, float *columns,
                       float *product) {
-    int64_t width = images * cols;
-    const float *gemmColumns = columns;
-    if (inPlace)
-      gemmColumns = in + (n0 * c + g * cg) * cols;
-    else if (pointwise)
-      pointwiseColumns(g, n0, images, columns);
-    else if (narrow)
-      narrowColumns(g, n0, images, columns);
-    else
-      rowColumns(g, n0, images, columns);
     // Output channel g*og + oi of image `image` starts at this element.
     auto start = [&](int64_t image, int64_t oi) {
       return ((n0 + image) * o + g * og + oi) * cols;
     };
-    float *result = images == 1 ? z + start(0, 0) : product;
-    parallelSgemm(
-        {og, width, rows, wt + g * og * rows, rows, gemmColumns, width,
-         /*transB=*/false, result, width},
-        [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
-          // The block's columns, image by image.
-          for (int64_t image = c0 / cols; image * cols < c1; ++image) {
-            int64_t from = std::max(c0, image * cols) - image * cols;
-            int64_t to = std::min(c1, (image + 1) * cols) - image * cols;
-            for (int64_t oi = r0; oi < r1; ++oi) {
-              float *dst = z + start(image, oi);
-              const float *src = result + oi * width + image * cols;
-              float add = bias ? bias[g * og + oi] : 0.0f;
-              if (images > 1 || bias)
-                for (int64_t k = from; k < to; ++k)
-                  dst[k] = src[k] + add;
+    for (int64_t y0 = 0; y0 < oh; y0 += bandRows) {
+      int64_t y1 = std::min(oh, y0 + bandRows);
+      // The band's first output pixel, its columns per image, in all.
+      int64_t skip = y0 * ow, band = (y1 - y0) * ow, width = images * band;
+      const float *gemmColumns = columns;
+      if (inPlace)
+        gemmColumns = in + (n0 * c + g * cg) * cols;
+      else if (pointwise)
+        pointwiseColumns(g, n0, images, columns);
+      else if (narrow)
+        narrowColumns(g, n0, images, columns);
+      else
+        rowColumns(g, n0, images, y0, y1, columns);
+      // One image: the GEMM writes its rows of the channels' planes.
+      float *result = images == 1 ? z + start(0, 0) + skip : product;
+      int64_t resultStride = images == 1 ? cols : width;
+      parallelSgemm(
+          {og, width, rows, wt + g * og * rows, rows, gemmColumns, width,
+           /*transB=*/false, result, resultStride},
+          [&](int64_t r0, int64_t r1, int64_t c0, int64_t c1) {
+            // The block's columns, image by image.
+            for (int64_t image = c0 / band; image * band < c1; ++image) {
+              int64_t from = std::max(c0, image * band) - image * band;
+              int64_t to = std::min(c1, (image + 1) * band) - image * band;
+              for (int64_t oi = r0; oi < r1; ++oi) {
+                float *dst = z + start(image, oi) + skip;
+                const float *src =
+                    result + oi * resultStride + image * band;
+                float add = bias ? bias[g * og + oi] : 0.0f;
+                if (images > 1 || bias)
+                  for (int64_t k = from; k < to; ++k)
+                    dst[k] = src[k] + add;
+              }
+              if (epilogue)
+                epilogueOnBlock(*epilogue, start(image, 0), cols, r0, r1,
+                                skip + from, skip + to);
             }
-            if (epilogue)
-              epilogueOnBlock(*epilogue, start(image, 0), cols, r0, r1, from,
-                              to);
-          }
-        });
+          });
+    }
   };
-  size_t columnsSize = inPlace ? 0 : size_t(rows) * chunk * cols,
+  size_t columnsSize = inPlace ? 0 : size_t(rows) * chunk * bandRows * ow,
          productSize = chunk > 1 ? size_t(og) * chunk * cols : 0;
   for (int64_t n0 = 0; n0 < n; n0 += chunk) {
     int64_t images = std::min(chunk, n - n0);

@@ -66,6 +66,33 @@ inline int64_t convImagesPerGemm(int64_t rows, int64_t pixels, int64_t images,
                              std::max<int64_t>(images, 1));
 }
 
+/// Output channels per group up to which a convolution's GEMM goes in
+/// bands of output rows (convOutputRowsPerGemm).
+constexpr int64_t kConvBandMaxChannels = 16;
+
+/// How many output rows of one image a convolution's GEMM multiplies at
+/// once, for `rows` im2col rows, `channels` output channels per group and
+/// output rows `outputWidth` wide (`sharers` as above). Where the image's
+/// columns alone exceed kConvColumnsFloats and its GEMM is a few channels
+/// tall, bands whose columns fit (but at least kConvMinGemmWidth columns),
+/// each copied and multiplied while in the caches: with few channels the
+/// copy is most of the time. With more, narrower GEMMs cost more than the
+/// caches save. Two cores, an Intel Xeon: 3x3 convolutions from 64
+/// channels over 56 x 56 to 8 channels 800 -> 660 us, to 16 930 -> 830 us,
+/// to 32 3% slower, to 64 6% slower (128 to 128 over 28 x 28: 22% slower);
+/// style_net's 9x9 convolution to 3 channels over 64 x 64 2.3 -> 1.5 ms.
+inline int64_t convOutputRowsPerGemm(int64_t rows, int64_t channels,
+                                     int64_t outputHeight, int64_t outputWidth,
+                                     int64_t sharers) {
+  if (channels > kConvBandMaxChannels)
+    return std::max<int64_t>(outputHeight, 1);
+  int64_t perRow = std::max<int64_t>(1, rows * outputWidth * sharers);
+  int64_t wide = (kConvMinGemmWidth + outputWidth - 1) /
+                 std::max<int64_t>(outputWidth, 1);
+  return std::clamp<int64_t>(std::max(wide, kConvColumnsFloats / perRow), 1,
+                             std::max<int64_t>(outputHeight, 1));
+}
+
 /// Whether a convolution's im2col gathers its columns from a zero-padded
 /// copy of each input plane through one table of offsets (output rows under
 /// 16 wide: a network's last 2x2 to 8x8 maps, where a row-by-row copy spends
