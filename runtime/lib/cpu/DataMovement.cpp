@@ -334,6 +334,22 @@ bool bagBounds(const TensorView &offsets, int64_t length, int64_t bags,
   return true;
 }
 
+/// Adds `width` floats of `row` into `acc` (times `scale` where the bag has
+/// weights), or keeps the larger (`max`), the same operations in the same
+/// order as the generic loop, one loop per case so each vectorizes.
+void accumulateRow(const float *row, int64_t width, bool max, bool weighted,
+                   float scale, float *acc) {
+  if (max)
+    for (int64_t d = 0; d < width; ++d)
+      acc[d] = bagMax(acc[d], row[d]);
+  else if (weighted)
+    for (int64_t d = 0; d < width; ++d)
+      acc[d] = acc[d] + row[d] * scale;
+  else
+    for (int64_t d = 0; d < width; ++d)
+      acc[d] = acc[d] + row[d];
+}
+
 /// One bag per task: its rows summed (times their weights), averaged or
 /// maximized in f32 (f16/bf16 tables are read and written element by
 /// element, never widened whole). `padding` rows are left out.
@@ -360,6 +376,12 @@ bool embeddingBagKernel(int64_t, const std::vector<TensorView> &ops,
     return t.dtype == DType::F32 ? static_cast<const float *>(t.data)[k]
                                  : float(loadDouble(t.dtype, t.data, k));
   };
+  // An f32 table's rows go through loops the compiler vectorizes (the
+  // generic loop's load by dtype, mode and weights per element cost 2.9 ns
+  // an element: a bag of 16384 lookups of 32 floats took 1.5 ms).
+  const float *f32Table = table.dtype == DType::F32
+                              ? static_cast<const float *>(table.data)
+                              : nullptr;
   parallelFor(bags, 2 * width * (bags ? length / bags + 1 : 1),
               [&](int64_t first, int64_t last) {
     std::vector<float> acc(static_cast<size_t>(width));
@@ -373,10 +395,15 @@ bool embeddingBagKernel(int64_t, const std::vector<TensorView> &ops,
         ++count;
         float scale = weights ? load(*weights, i) : 1.0f;
         uint64_t row = uint64_t(id) * width;
-        for (int64_t d = 0; d < width; ++d) {
-          float v = load(table, row + d);
-          acc[d] = a.mode == 2 ? bagMax(acc[d], v) : acc[d] + (weights ? v * scale : v);
-        }
+        if (f32Table)
+          accumulateRow(f32Table + row, width, a.mode == 2, weights, scale,
+                        acc.data());
+        else
+          for (int64_t d = 0; d < width; ++d) {
+            float v = load(table, row + d);
+            acc[d] = a.mode == 2 ? bagMax(acc[d], v)
+                                 : acc[d] + (weights ? v * scale : v);
+          }
       }
       for (int64_t d = 0; d < width; ++d) {
         float v = bagResult(acc[d], count, a.mode);
