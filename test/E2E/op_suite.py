@@ -262,6 +262,13 @@ case("conv2d grouped, 2 images in bands of output rows",
      "  %r = tandem.conv2d %a0, %a1 {padding = array<i64: 3, 3>, groups = 2 : i64} : (tensor<2x8x64x64xf32>, tensor<6x4x7x7xf32>) -> tensor<2x6x64x64xf32>",
      "tensor<2x6x64x64xf32>",
      lambda x, w: conv_reference(x, w, None, (1, 1), (3, 3), (1, 1), 2), tol=1e-4)
+# Bands (42 and 8 output rows) with strides and dilation that differ by
+# axis: each band's first input row is its output row times the stride.
+case("conv2d in bands, strides and dilation differ by axis",
+     [f32(1, 12, 100, 70), f32(5, 12, 5, 3), f32(5)],
+     "  %r = tandem.conv2d %a0, %a1, %a2 {strides = array<i64: 2, 1>, padding = array<i64: 2, 1>, dilation = array<i64: 1, 2>} : (tensor<1x12x100x70xf32>, tensor<5x12x5x3xf32>, tensor<5xf32>) -> tensor<1x5x50x68xf32>",
+     "tensor<1x5x50x68xf32>",
+     lambda x, w, b: conv_reference(x, w, b, (2, 1), (2, 1), (1, 2), 1), tol=1e-4)
 
 
 def pool_reference(x, k, s, p, mode):
