@@ -50,6 +50,20 @@ inline bool convMultipliesInPlace(int64_t kernelHeight, int64_t kernelWidth,
 constexpr int64_t kConvColumnsFloats = int64_t(1) << 19;
 constexpr int64_t kConvMinGemmWidth = 256;
 
+/// How many of `units` units of `unitColumns` im2col columns each (images,
+/// or an image's output rows) a convolution's GEMM takes at once, for
+/// `rows` im2col rows and `sharers` groups' columns in the caches at once:
+/// as many as keep the columns within kConvColumnsFloats, but at least
+/// kConvMinGemmWidth columns, and at least one.
+inline int64_t convUnitsPerGemm(int64_t rows, int64_t unitColumns,
+                                int64_t units, int64_t sharers) {
+  int64_t perUnit = std::max<int64_t>(1, rows * unitColumns * sharers);
+  int64_t wide = (kConvMinGemmWidth + unitColumns - 1) /
+                 std::max<int64_t>(unitColumns, 1);
+  return std::clamp<int64_t>(std::max(wide, kConvColumnsFloats / perUnit), 1,
+                             std::max<int64_t>(units, 1));
+}
+
 /// How many of `images` images a convolution's GEMM multiplies at once,
 /// their columns side by side, for `rows` im2col rows (input channels per
 /// group x kernel taps) and `pixels` output pixels an image, with `sharers`
@@ -60,10 +74,7 @@ constexpr int64_t kConvMinGemmWidth = 256;
 /// 32 MiB of columns, which the copy and the packing each read from memory.
 inline int64_t convImagesPerGemm(int64_t rows, int64_t pixels, int64_t images,
                                  int64_t sharers) {
-  int64_t perImage = std::max<int64_t>(1, rows * pixels * sharers);
-  int64_t wide = (kConvMinGemmWidth + pixels - 1) / std::max<int64_t>(pixels, 1);
-  return std::clamp<int64_t>(std::max(wide, kConvColumnsFloats / perImage), 1,
-                             std::max<int64_t>(images, 1));
+  return convUnitsPerGemm(rows, pixels, images, sharers);
 }
 
 /// Output channels per group up to which a convolution's GEMM goes in
@@ -86,11 +97,7 @@ inline int64_t convOutputRowsPerGemm(int64_t rows, int64_t channels,
                                      int64_t sharers) {
   if (channels > kConvBandMaxChannels)
     return std::max<int64_t>(outputHeight, 1);
-  int64_t perRow = std::max<int64_t>(1, rows * outputWidth * sharers);
-  int64_t wide = (kConvMinGemmWidth + outputWidth - 1) /
-                 std::max<int64_t>(outputWidth, 1);
-  return std::clamp<int64_t>(std::max(wide, kConvColumnsFloats / perRow), 1,
-                             std::max<int64_t>(outputHeight, 1));
+  return convUnitsPerGemm(rows, outputWidth, outputHeight, sharers);
 }
 
 /// Whether a convolution's im2col gathers its columns from a zero-padded
