@@ -89,14 +89,18 @@ def _python_imports(modules):
     except (OSError, subprocess.SubprocessError):
         return False
 
-# The BLAS the runtime links is OpenBLAS (Debian's alternatives may point
-# libblas.so.3 elsewhere): its core choice is tested.
+# OpenBLAS (which every build can link: tandem-compile --blas=openblas) and
+# its core choice are tested where Debian's alternatives point libblas.so.3
+# at it; oneMKL where the build found it.
 try:
     import ctypes
     if hasattr(ctypes.CDLL("libblas.so.3"), "openblas_get_corename"):
         config.available_features.add("openblas")
 except OSError:
     pass
+if config.tandem_mkl_library:
+    config.available_features.add("mkl")
+config.substitutions.append(("%blas_name", config.tandem_blas_name))
 
 # The end-to-end tests compute their references with NumPy; the frontend's
 # tests need PyTorch and torchvision (scripts/setup.sh installs all three).

@@ -141,6 +141,10 @@ def prepare(folder):
     import tandem
     from tandem.compiled import run_compiler
     os.makedirs(folder, exist_ok=True)
+    # The binaries run on a machine that has PyTorch but not necessarily
+    # oneMKL (far too large to carry): every compile below links OpenBLAS,
+    # whose library is carried with them.
+    os.environ["TANDEM_BLAS"] = "openblas"
     if "tests" in PARTS:
         cuda_tests.prepare(folder)
     for name in MODELS if "models" in PARTS else ():

@@ -1,10 +1,12 @@
-//===- SgemmBenchmark.cpp - what OpenBLAS sgemm alone reaches -------------===//
+//===- SgemmBenchmark.cpp - what the BLAS's sgemm alone reaches -----------===//
 //
 // Usage: tandem-bench-sgemm M N K REPEAT
 // Prints the time of one C[M,N] = A[M,K] · B[N,K]ᵀ (the layout of
 // tandem.linear) in microseconds, the mean of REPEAT calls after a first
 // one (as a compiled model's --timing reports its runs, so the two compare
-// like for like), and the GFLOP/s it reaches.
+// like for like), the GFLOP/s it reaches, and the BLAS's name. The BLAS
+// (the one the runtime links, cmake/TandemBlas.cmake) runs on its own
+// threads, one per core.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +23,7 @@
 int main(int argc, char **argv) {
   // The kernels a compiled model runs on (BlasCore.h).
   tandem::rt::reexecOnBetterBlasCore(argv);
+  tandem::rt::useThreadedBlas();
   if (argc != 5) {
     std::fprintf(stderr, "usage: tandem-bench-sgemm M N K REPEAT\n");
     return 1;
@@ -40,6 +43,7 @@ int main(int argc, char **argv) {
                     std::chrono::steady_clock::now() - start)
                     .count() /
                 repeat;
-  std::printf("%.3f %.3f\n", mean, 2.0 * m * n * k / mean / 1e3);
+  std::printf("%.3f %.3f %s\n", mean, 2.0 * m * n * k / mean / 1e3,
+              tandem::rt::blasName());
   return 0;
 }

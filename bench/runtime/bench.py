@@ -5,7 +5,7 @@ by side in one run.
 Each model is defined once in PyTorch and exported with tandem.export, so
 both sides run the same weights on the same inputs; the binary runs on the
 CPU (placement under the CPU-only `host` profile) with as many threads as
-PyTorch (torch.get_num_threads(); OpenBLAS and the runtime's pool default to
+PyTorch (torch.get_num_threads(); the BLAS and the runtime's pool default to
 the machine's cores). Times are per run, averaged over a round of runs after
 the first (the binary's own --timing; perf_counter around PyTorch's calls
 after a warm-up); each figure is the better of two rounds (the machine is
@@ -13,8 +13,13 @@ shared).
 ONNX Runtime (CPU execution provider, all graph optimizations, as many
 intra-op threads as PyTorch, one inter-op thread) runs the model as PyTorch's
 torch.export-based exporter writes it; without the onnxruntime package its
-column says "-". The tower is also set against what OpenBLAS's sgemm alone
-reaches on its four GEMMs.
+column says "-". The tower is also set against what the BLAS's sgemm alone
+(OpenBLAS or oneMKL, whichever the runtime links) reaches on its four GEMMs,
+on the BLAS's own threads.
+
+Where the build links oneMKL (cmake/TandemBlas.cmake), a last table sets each
+compiled model against the same model linked with OpenBLAS
+(tandem-compile --blas=openblas).
 
 The compiled model is measured fused (tandem-compile's default) and with
 --fuse=false beside it: "fusion" is the unfused time over the fused one,
@@ -281,13 +286,16 @@ def ort_us(name, model, args, runs, work, threads):
     return best_of_two(measure)
 
 
-def tandem_us(name, model, args, runs, work, fuse=True):
+def tandem_us(name, model, args, runs, work, fuse=True, blas=None):
     """(us per run, ops executed per run) of the compiled model, fused
-    (tandem-compile's default) or not (--fuse=false)."""
-    prefix = os.path.join(work, name + ("" if fuse else ".unfused"))
+    (tandem-compile's default) or not (--fuse=false), linked with the
+    build's BLAS or the one `blas` names (tandem-compile --blas)."""
+    prefix = os.path.join(work, name + ("" if fuse else ".unfused") +
+                          (f".{blas}" if blas else ""))
     mlir_path, weights = tandem.export(model, args, prefix)
+    flags = (() if fuse else ("--fuse=false",)) + ((f"--blas={blas}",) if blas else ())
     tandem.compiled.run_compiler(mlir_path, prefix, "exe", None, "host", "auto",
-                                 extra_flags=() if fuse else ("--fuse=false",))
+                                 extra_flags=flags)
     # One more run than asked: --timing sets the first apart.
     command = [prefix, "--weights", weights, "--repeat", str(runs + 1)]
     for k, arg in enumerate(args):
@@ -321,15 +329,18 @@ def peak_gpu_bytes(name, model, args, work, fuse):
 
 
 def sgemm(m, n, k, runs):
-    """(us, GFLOP/s) of one sgemm m x n x k: the mean of `runs` calls after
-    a first one, as the compiled models are timed; the better of two rounds."""
+    """(us, GFLOP/s, the BLAS's name) of one sgemm m x n x k on the BLAS the
+    runtime links, on its own threads: the mean of `runs` calls after a
+    first one, as the compiled models are timed; the better of two rounds."""
     best = None
     for _ in range(2):
         out = subprocess.run([os.path.join(BUILD, "bin", "tandem-bench-sgemm"),
                               str(m), str(n), str(k), str(runs)],
                              capture_output=True, text=True, check=True).stdout
-        us, gflops = map(float, out.split()[:2])
-        best = (us, gflops) if best is None or us < best[0] else best
+        fields = out.split()
+        us, gflops = map(float, fields[:2])
+        name = " ".join(fields[2:])
+        best = (us, gflops, name) if best is None or us < best[0] else best
     return best
 
 
@@ -356,6 +367,10 @@ def main():
     def column(us):
         return f"{us:>10.1f}" if us else f"{'-':>10}"
     peaks = []
+    # Where the build links oneMKL by default, each model is also timed
+    # linked with OpenBLAS (the other BLAS every build can link).
+    default_blas = sgemm(16, 16, 16, 1)[2]
+    on_openblas = []
     with tempfile.TemporaryDirectory() as work:
         for k, (title, build, flops, runs) in enumerate(models):
             runs = max(1, int(runs * scale))
@@ -372,12 +387,15 @@ def main():
                   f"{ratio(ort, ours)} {flops / ours / 1e3:>8.1f} "
                   f"{unfused:>10.1f} {unfused / ours:>6.2f}x "
                   f"{ops:>4.0f} / {unfused_ops:<4.0f}", flush=True)
+            if default_blas == "oneMKL":
+                on_openblas.append((title, ours, tandem_us(
+                    f"model{k}", model, args, runs, work, blas="openblas")[0]))
             peaks.append((title, peak_gpu_bytes(f"model{k}", model, args, work,
                                                 True),
                           peak_gpu_bytes(f"model{k}", model, args, work, False)))
             if build is tower:
-                gemm_us, gemm_gflops = sgemm(256, 1024, 1024, runs)
-                print(f"{'  OpenBLAS sgemm alone, 4 GEMMs':<38} {4 * gemm_us:>10.1f} "
+                gemm_us, gemm_gflops, blas = sgemm(256, 1024, 1024, runs)
+                print(f"{'  ' + blas + ' sgemm alone, 4 GEMMs':<38} {4 * gemm_us:>10.1f} "
                       f"{'':>10} {'':>10} {'':>10} {'':>8} {'':>8} {'':>8} "
                       f"{gemm_gflops:>8.1f}   tandem reaches "
                       f"{4 * gemm_us / ours:.2f}x of it")
@@ -387,6 +405,12 @@ def main():
     for title, fused, unfused in peaks:
         print(f"{title:<38} {fused:>10} {unfused:>10} "
               f"{1 - fused / unfused:>7.0%}")
+    if on_openblas:
+        print(f"\n{'compiled model, linked with':<38} {'oneMKL us':>10} "
+              f"{'OpenBLAS us':>11} {'OpenBLAS / oneMKL':>18}")
+        for title, mkl, openblas in on_openblas:
+            print(f"{title:<38} {mkl:>10.1f} {openblas:>11.1f} "
+                  f"{openblas / mkl:>17.2f}x")
 
 
 if __name__ == "__main__":

@@ -144,9 +144,12 @@ static LinkProfile toLink(const tandem_calibrate::LinkRates &rates) {
 }
 
 int main(int argc, char **argv) {
-  // Measure the GEMMs OpenBLAS runs at its best on this CPU, as a compiled
-  // model runs them.
+  // Measure the GEMMs the BLAS runs at its best on this CPU, as a compiled
+  // model runs them: on OpenBLAS's best kernels; the peak rate on the BLAS's
+  // own threads (the runtime's kernels, measured after it, run it
+  // single-threaded inside the pool, as models do).
   tandem::rt::reexecOnBetterBlasCore(argv);
+  tandem::rt::useThreadedBlas();
   cl::HideUnrelatedOptions(calibrateCategory);
   cl::ParseCommandLineOptions(argc, argv,
                               "tandem-calibrate: measure this machine and "
@@ -187,12 +190,13 @@ int main(int argc, char **argv) {
   }
 
   std::string how = llvm::formatv(
-      "measured by tandem-calibrate{0} on {1}: CPU sgemm (OpenBLAS), a "
+      "measured by tandem-calibrate{0} on {1}: CPU sgemm ({3}), a "
       "multithreaded streaming triad, {2}",
       quick ? " --quick" : "", date,
       ratesOnly ? "thread-pool dispatch round trips"
                 : "each op family's efficiency and fixed cost fitted to runs "
-                  "of the runtime's kernels");
+                  "of the runtime's kernels",
+      tandem::rt::blasName());
 
   if (!cpuOnly) {
     llvm::errs() << "tandem-calibrate: measuring the GPU\n";

@@ -48,6 +48,8 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 
+#include <cstdlib>
+
 using namespace mlir;
 namespace cl = llvm::cl;
 
@@ -98,6 +100,13 @@ static cl::opt<std::string> vectorMath(
              "default: glibc's libmvec, 8 lanes a call, where this machine "
              "has AVX2), libmvec-avx2, or libm (once per lane: the same bits "
              "as the prebuilt kernels)"),
+    cl::init("auto"));
+static cl::opt<std::string> blas(
+    "blas", cl::cat(compileCategory),
+    cl::desc("The BLAS an executable or library links for the CPU's GEMMs: "
+             "auto (the default: the one this build chose), openblas, or mkl "
+             "(Intel's oneMKL, where this build found it); without the flag, "
+             "$TANDEM_BLAS where it is set"),
     cl::init("auto"));
 static cl::opt<std::string> emit("emit", cl::cat(compileCategory),
                                  cl::desc("exe, lib, obj, llvm, mlir or ptx "
@@ -245,11 +254,18 @@ static LogicalResult link(StringRef object, StringRef output, bool shared,
   if (shared)
     args.push_back("-shared");
   args.insert(args.end(), archives.begin(), archives.end());
-  SmallVector<StringRef> blas;
-  StringRef(TANDEM_BLAS_LIBRARIES).split(blas, ';', -1, false);
-  for (StringRef library : blas)
-    args.push_back(library.str());
+  // --blas (checked in main): OpenBLAS from the loader's path, or oneMKL's
+  // libmkl_rt found through the rpath (pip installs it off that path).
+  std::string library = blas == "auto" ? std::string(TANDEM_DEFAULT_BLAS) : blas.getValue();
   SmallVector<StringRef> extraFlags;
+  if (library == "mkl") {
+    args.push_back(TANDEM_MKL_LIBRARY);
+    args.push_back(
+        ("-Wl,-rpath," + llvm::sys::path::parent_path(TANDEM_MKL_LIBRARY))
+            .str());
+  } else {
+    StringRef(TANDEM_OPENBLAS_LIBRARIES).split(extraFlags, ';', -1, false);
+  }
   StringRef(TANDEM_CUDA_LINK_FLAGS).split(extraFlags, '|', -1, false);
   StringRef(TANDEM_SANITIZER_LINK_FLAGS).split(extraFlags, '|', -1, false);
   for (StringRef flag : extraFlags)
@@ -306,6 +322,17 @@ int main(int argc, char **argv) {
       emit != "mlir" && emit != "ptx")
     return fail("unknown --emit '" + emit +
                 "': expected exe, lib, obj, llvm, mlir or ptx");
+  // A script that compiles binaries for another machine (bench/gpu's) sets
+  // TANDEM_BLAS once for every compile it starts.
+  if (!blas.getNumOccurrences())
+    if (const char *fromEnvironment = std::getenv("TANDEM_BLAS"))
+      blas = fromEnvironment;
+  if (blas != "auto" && blas != "openblas" && blas != "mkl")
+    return fail("unknown --blas '" + blas +
+                "': expected auto, openblas or mkl");
+  if (blas == "mkl" && StringRef(TANDEM_MKL_LIBRARY).empty())
+    return fail("--blas=mkl: this build found no oneMKL (libmkl_rt) to link; "
+                "install it (pip install mkl) and configure the build again");
   if (vectorMath != "auto" && vectorMath != "libm" &&
       vectorMath != "libmvec-avx2")
     return fail("unknown --vector-math '" + vectorMath +

@@ -1,4 +1,9 @@
-//===- BlasCore.cpp - OpenBLAS on the kernels the CPU allows --------------===//
+//===- BlasCore.cpp - the CPU's BLAS, set up for the runtime --------------===//
+//
+// The runtime calls the BLAS through its standard CBLAS interface; which
+// library that is was chosen when Tandem was built (cmake/TandemBlas.cmake):
+// OpenBLAS, or Intel's oneMKL (its libmkl_rt). Each exports controls the
+// other lacks, declared weak below: null where the other library is loaded.
 //
 // OpenBLAS chooses its kernels once, when it loads (a library constructor
 // reads OPENBLAS_CORETYPE, else the CPUID family and model). Debian 12's
@@ -16,13 +21,19 @@
 #include "tandem/runtime/BlasCore.h"
 
 #include <cstdlib>
+#include <mutex>
 #include <string>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-// OpenBLAS's own query; null where the BLAS is another library.
+// OpenBLAS's own query and controls.
 extern "C" char *openblas_get_corename(void) __attribute__((weak));
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+// oneMKL's (mkl_service.h).
+extern "C" int MKL_Set_Threading_Layer(int) __attribute__((weak));
+extern "C" int MKL_CBWR_Set(int) __attribute__((weak));
 
 namespace {
 
@@ -45,7 +56,59 @@ bool usesAvx512() {
          __builtin_cpu_supports("avx512vl");
 }
 
+// mkl_service.h's and mkl_types.h's values.
+constexpr int kMklThreadingSequential = 1;
+constexpr int kMklThreadingGnu = 3;
+constexpr int kMklCbwrAuto = 2;
+
+/// oneMKL may pick a GEMM's code path by more than the CPU unless told not
+/// to; conditional numerical reproducibility on the CPU's own path makes a
+/// product give the same bits on every run wherever its operands are
+/// 64-byte aligned, as the arena's buffers are (the tests hold fused and
+/// unfused runs, and the sim and cpu backends, to identical bits). Its
+/// strict mode, which ignores alignment too, made small products 2-4x
+/// slower (a 4 x 256 x 256 linear 5 -> 10 us; AUTO alone cost nothing).
+void useReproducibleMkl() {
+  if (MKL_CBWR_Set)
+    MKL_CBWR_Set(kMklCbwrAuto);
+}
+
 } // namespace
+
+const char *tandem::rt::blasName() {
+  if (MKL_Set_Threading_Layer)
+    return "oneMKL";
+  if (openblas_get_corename)
+    return "OpenBLAS";
+  return "a CBLAS";
+}
+
+void tandem::rt::useSequentialBlas() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // OpenBLAS's threads, started when it loaded, are stopped too: left
+    // idle, they kept waking to yield (sched_yield, 5% of a 4-GEMM chain's
+    // samples in the kernel's scheduler) and the chain ran 20-25% slower
+    // than with OPENBLAS_NUM_THREADS=1. A threaded call would start them
+    // again; single-threaded ones never do.
+    if (openblas_set_num_threads)
+      openblas_set_num_threads(1);
+    if (blas_thread_shutdown_)
+      blas_thread_shutdown_();
+    // oneMKL's sequential layer loads no OpenMP runtime at all.
+    if (MKL_Set_Threading_Layer)
+      MKL_Set_Threading_Layer(kMklThreadingSequential);
+    useReproducibleMkl();
+  });
+}
+
+void tandem::rt::useThreadedBlas() {
+  // OpenBLAS threads by default; oneMKL's GNU layer runs on libgomp, which
+  // GCC installs (its Intel layer would need Intel's OpenMP runtime).
+  if (MKL_Set_Threading_Layer)
+    MKL_Set_Threading_Layer(kMklThreadingGnu);
+  useReproducibleMkl();
+}
 
 const char *tandem::rt::blasCoreForThisCpu() {
   __builtin_cpu_init();

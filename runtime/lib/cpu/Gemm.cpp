@@ -17,14 +17,9 @@
 
 #include <algorithm>
 #include <cstring>
-#include <mutex>
 
 using namespace tandem::rt;
 using namespace tandem::rt::cpu;
-
-// OpenBLAS's own controls; null where the BLAS is another library.
-extern "C" void openblas_set_num_threads(int) __attribute__((weak));
-extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
 
 namespace {
 
@@ -48,22 +43,6 @@ constexpr int64_t kBlockMultiple = 16;
 constexpr int64_t kSkinnyWidth = 16;
 constexpr int64_t kSkinnyOperandBytes = int64_t(192) << 10;
 constexpr int64_t kSkinnyBlockMacs = int64_t(1) << 18;
-
-/// OpenBLAS runs single-threaded inside the pool's blocks: its own threads
-/// would compete with the pool's for the same cores. Its threads, started
-/// when it loaded, are stopped too: left idle, they kept waking to yield
-/// (sched_yield, 5% of a 4-GEMM chain's samples in the kernel's scheduler)
-/// and the chain ran 20-25% slower than with OPENBLAS_NUM_THREADS=1. A
-/// threaded call would start them again; single-threaded ones never do.
-void useSingleThreadedBlas() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    if (openblas_set_num_threads)
-      openblas_set_num_threads(1);
-    if (blas_thread_shutdown_)
-      blas_thread_shutdown_();
-  });
-}
 
 /// The offsets of batch element `i` (row-major over `batch`) in each
 /// operand, whose batch strides are `strides`.
@@ -193,7 +172,7 @@ void cpu::parallelSgemm(
     blockDone(0, g.m, 0, g.n);
     return;
   }
-  useSingleThreadedBlas();
+  useSequentialBlas();
   // Each block's OpenBLAS call packs all of the other operand again: blocks
   // of rows (whole rows of output, too) unless the columns are many times
   // more. Measured with 2 threads here: rows of 512 x 768 x 256 run at 294

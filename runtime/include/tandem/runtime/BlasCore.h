@@ -1,8 +1,10 @@
-//===- BlasCore.h - OpenBLAS on the kernels the CPU allows ------*- C++ -*-===//
+//===- BlasCore.h - the CPU's BLAS, set up for the runtime ------*- C++ -*-===//
 //
-// See BlasCore.cpp: Debian 12's OpenBLAS falls back to generic kernels on
-// CPUs newer than itself; an executable runs itself again with
-// OPENBLAS_CORETYPE set.
+// See BlasCore.cpp: which BLAS is loaded (OpenBLAS or oneMKL, chosen when
+// Tandem is built: cmake/TandemBlas.cmake), how it is made to run
+// single-threaded inside the runtime's pool, and OpenBLAS's kernels on
+// CPUs newer than Debian 12's OpenBLAS (an executable runs itself again
+// with OPENBLAS_CORETYPE set).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +12,19 @@
 #define TANDEM_RUNTIME_BLASCORE_H
 
 namespace tandem::rt {
+
+/// The loaded BLAS, as a report names it: "oneMKL" or "OpenBLAS".
+const char *blasName();
+
+/// Makes every BLAS call run on the calling thread only: the runtime's pool
+/// splits each product into blocks, one call per block, and a BLAS's own
+/// threads would compete with the pool's for the same cores. Idempotent;
+/// call before the first BLAS call.
+void useSequentialBlas();
+
+/// Lets the BLAS use its own threads, one per core (the sgemm benchmark,
+/// which measures the BLAS alone). Call before the first BLAS call.
+void useThreadedBlas();
 
 /// The OpenBLAS core the CPU's features allow ("SkylakeX" with AVX-512,
 /// "Haswell" with AVX2 and FMA), or null.
