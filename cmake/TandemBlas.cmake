@@ -1,14 +1,14 @@
 # The CPU's BLAS, for the runtime's GEMMs and convolutions (docs/runtime.md).
 #
-# TANDEM_BLAS=auto (the default) takes Intel's oneMKL where it is installed
-# and the building machine's CPU is Intel's, else OpenBLAS; =mkl or
-# =openblas asks for one (mkl fails when it is not found). oneMKL comes from
-# PyPI's `mkl` wheel (scripts/setup.sh installs it on Intel CPUs), whose
-# single library libmkl_rt chooses its threading at run time: the runtime
-# asks for the sequential layer (its own pool splits every product), so no
-# OpenMP runtime is loaded. On an Intel Xeon (AVX-512, one core) oneMKL's
-# sgemm ran 10-20% faster than OpenBLAS 0.3.21's on a transformer's shapes.
-# Why not on AMD: oneMKL takes its fastest paths on Intel's CPUs only.
+# TANDEM_BLAS=openblas (the default) builds with OpenBLAS; =mkl with Intel's
+# oneMKL (fails when it is not found). Either way, where oneMKL is installed
+# tandem-compile --blas=mkl links a model with it. oneMKL comes from PyPI's
+# `mkl` wheel (scripts/setup.sh installs it on Intel CPUs), whose single
+# library libmkl_rt chooses its threading at run time: the runtime asks for
+# the sequential layer (its own pool splits every product), so no OpenMP
+# runtime is loaded. On an Intel Xeon (AVX-512, 2 vCPU) models linked with it
+# ran 7-17% faster (bench/runtime); it is not the default because the cost
+# model, calibrated the same way, predicts them less well (docs/runtime.md).
 #
 # Sets BLAS_LIBRARIES (what the tools and, by default, compiled models link),
 # TANDEM_BLAS_NAME ("oneMKL" or "OpenBLAS", as the runtime's blasName() says
@@ -16,12 +16,13 @@
 # TANDEM_OPENBLAS_LIBRARIES, and
 # TANDEM_MKL_RT (libmkl_rt's path, or empty where it was not found).
 # tandem-compile --blas links a model with either: the build's choice by
-# default, OpenBLAS for a binary carried to a machine without oneMKL.
+# default, OpenBLAS for a binary carried to a machine without oneMKL, oneMKL
+# for speed where it is installed.
 
-set(TANDEM_BLAS "auto" CACHE STRING "The CPU's BLAS: auto, mkl or openblas")
-set_property(CACHE TANDEM_BLAS PROPERTY STRINGS auto mkl openblas)
-if(NOT TANDEM_BLAS MATCHES "^(auto|mkl|openblas)$")
-  message(FATAL_ERROR "TANDEM_BLAS=${TANDEM_BLAS}: expected auto, mkl or openblas")
+set(TANDEM_BLAS "openblas" CACHE STRING "The CPU's BLAS: openblas or mkl")
+set_property(CACHE TANDEM_BLAS PROPERTY STRINGS openblas mkl)
+if(NOT TANDEM_BLAS MATCHES "^(mkl|openblas)$")
+  message(FATAL_ERROR "TANDEM_BLAS=${TANDEM_BLAS}: expected openblas or mkl")
 endif()
 
 # The cblas.h every build includes is OpenBLAS's (libopenblas-dev); its
@@ -46,19 +47,11 @@ if(TANDEM_MKL_RT_LIBRARY)
   set(TANDEM_MKL_RT ${TANDEM_MKL_RT_LIBRARY})
 endif()
 
-set(tandem_intel_cpu OFF)
-if(EXISTS /proc/cpuinfo)
-  file(STRINGS /proc/cpuinfo tandem_vendor REGEX "^vendor_id" LIMIT_COUNT 1)
-  if(tandem_vendor MATCHES "GenuineIntel")
-    set(tandem_intel_cpu ON)
-  endif()
-endif()
 if(TANDEM_BLAS STREQUAL "mkl" AND NOT TANDEM_MKL_RT)
   message(FATAL_ERROR "TANDEM_BLAS=mkl: libmkl_rt not found (pip install mkl, "
                       "or set MKLROOT)")
 endif()
-if(TANDEM_BLAS STREQUAL "mkl" OR
-   (TANDEM_BLAS STREQUAL "auto" AND TANDEM_MKL_RT AND tandem_intel_cpu))
+if(TANDEM_BLAS STREQUAL "mkl")
   set(BLAS_LIBRARIES ${TANDEM_MKL_RT})
   set(TANDEM_BLAS_NAME "oneMKL")
   set(TANDEM_DEFAULT_BLAS "mkl")

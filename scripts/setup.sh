@@ -58,15 +58,16 @@ if ! python3 -c "import onnx, onnxruntime, onnxscript" 2>/dev/null; then
   pip_install onnx onnxruntime onnxscript
 fi
 
-# The CPU's BLAS (cmake/TandemBlas.cmake): Intel's oneMKL on Intel CPUs,
-# where its sgemm runs 5-15% faster than OpenBLAS's (only its library, not
-# the OpenMP runtimes its wheel lists: the runtime runs it sequentially, and
-# its threaded layer for the benchmarks runs on GCC's libgomp). About 650 MB
-# installed. TANDEM_BLAS=openblas skips it and builds with OpenBLAS alone.
-blas=${TANDEM_BLAS:-auto}
-if [ "$blas" != openblas ] && grep -q GenuineIntel /proc/cpuinfo 2>/dev/null &&
+# Intel's oneMKL on Intel CPUs (cmake/TandemBlas.cmake, docs/runtime.md), for
+# tandem-compile --blas=mkl (7-17% faster models than OpenBLAS here): only
+# its library, not the OpenMP runtimes its wheel lists (the runtime runs it
+# sequentially; the benchmarks' threaded layer runs on GCC's libgomp). About
+# 650 MB installed. TANDEM_BLAS=mkl also makes it the build's default BLAS.
+blas=${TANDEM_BLAS:-openblas}
+[ "$blas" = auto ] && blas=openblas  # tandem-compile's word for the default
+if grep -q GenuineIntel /proc/cpuinfo 2>/dev/null &&
    ! python3 -c "import importlib.metadata as m; m.version('mkl')" 2>/dev/null; then
-  echo "setup: installing mkl (oneMKL, the CPU's BLAS on Intel CPUs)"
+  echo "setup: installing mkl (oneMKL, a faster CPU BLAS on Intel CPUs)"
   pip_install --no-deps "mkl==2026.2.0"
 fi
 

@@ -17,9 +17,11 @@ column says "-". The tower is also set against what the BLAS's sgemm alone
 (OpenBLAS or oneMKL, whichever the runtime links) reaches on its four GEMMs,
 on the BLAS's own threads.
 
-Where the build links oneMKL (cmake/TandemBlas.cmake), a last table sets each
-compiled model against the same model linked with OpenBLAS
-(tandem-compile --blas=openblas).
+Where oneMKL is installed (scripts/setup.sh does on Intel CPUs), a last
+table sets each compiled model, linked with the build's BLAS (OpenBLAS by
+default, cmake/TandemBlas.cmake), against the same model linked with the
+other (tandem-compile --blas=mkl): "speed-up" is the first time over the
+second.
 
 The compiled model is measured fused (tandem-compile's default) and with
 --fuse=false beside it: "fusion" is the unfused time over the fused one,
@@ -367,10 +369,11 @@ def main():
     def column(us):
         return f"{us:>10.1f}" if us else f"{'-':>10}"
     peaks = []
-    # Where the build links oneMKL by default, each model is also timed
-    # linked with OpenBLAS (the other BLAS every build can link).
+    # Where oneMKL is installed, each model is also timed linked with it
+    # (tandem-compile --blas=mkl), beside the build's default (OpenBLAS).
     default_blas = sgemm(16, 16, 16, 1)[2]
-    on_openblas = []
+    other_blas = ("openblas", "OpenBLAS") if default_blas == "oneMKL" else ("mkl", "oneMKL")
+    on_other = []
     with tempfile.TemporaryDirectory() as work:
         for k, (title, build, flops, runs) in enumerate(models):
             runs = max(1, int(runs * scale))
@@ -387,9 +390,15 @@ def main():
                   f"{ratio(ort, ours)} {flops / ours / 1e3:>8.1f} "
                   f"{unfused:>10.1f} {unfused / ours:>6.2f}x "
                   f"{ops:>4.0f} / {unfused_ops:<4.0f}", flush=True)
-            if default_blas == "oneMKL":
-                on_openblas.append((title, ours, tandem_us(
-                    f"model{k}", model, args, runs, work, blas="openblas")[0]))
+            if other_blas is not None:
+                try:
+                    on_other.append((title, ours, tandem_us(
+                        f"model{k}", model, args, runs, work,
+                        blas=other_blas[0])[0]))
+                except tandem.compiled.CompileError as error:
+                    print(f"  (not timed with {other_blas[1]}: "
+                          f"{str(error).splitlines()[0][:120]})")
+                    other_blas = None
             peaks.append((title, peak_gpu_bytes(f"model{k}", model, args, work,
                                                 True),
                           peak_gpu_bytes(f"model{k}", model, args, work, False)))
@@ -405,12 +414,12 @@ def main():
     for title, fused, unfused in peaks:
         print(f"{title:<38} {fused:>10} {unfused:>10} "
               f"{1 - fused / unfused:>7.0%}")
-    if on_openblas:
-        print(f"\n{'compiled model, linked with':<38} {'oneMKL us':>10} "
-              f"{'OpenBLAS us':>11} {'OpenBLAS / oneMKL':>18}")
-        for title, mkl, openblas in on_openblas:
-            print(f"{title:<38} {mkl:>10.1f} {openblas:>11.1f} "
-                  f"{openblas / mkl:>17.2f}x")
+    if on_other and other_blas:
+        print(f"\n{'compiled model, linked with':<38} {default_blas + ' us':>12} "
+              f"{other_blas[1] + ' us':>12} {'speed-up':>9}")
+        for title, default, other in on_other:
+            print(f"{title:<38} {default:>12.1f} {other:>12.1f} "
+                  f"{default / other:>8.2f}x")
 
 
 if __name__ == "__main__":
