@@ -47,11 +47,11 @@ if(TANDEM_MKL_RT_LIBRARY)
   set(TANDEM_MKL_RT ${TANDEM_MKL_RT_LIBRARY})
 endif()
 
-if(TANDEM_BLAS STREQUAL "mkl" AND NOT TANDEM_MKL_RT)
-  message(FATAL_ERROR "TANDEM_BLAS=mkl: libmkl_rt not found (pip install mkl, "
-                      "or set MKLROOT)")
-endif()
 if(TANDEM_BLAS STREQUAL "mkl")
+  if(NOT TANDEM_MKL_RT)
+    message(FATAL_ERROR "TANDEM_BLAS=mkl: libmkl_rt not found (pip install mkl, "
+                        "or set MKLROOT)")
+  endif()
   set(BLAS_LIBRARIES ${TANDEM_MKL_RT})
   set(TANDEM_BLAS_NAME "oneMKL")
   set(TANDEM_DEFAULT_BLAS "mkl")
