@@ -664,6 +664,15 @@ with np.errstate(all="ignore"):
     for op, fn in [("reduce_max", np.max), ("reduce_min", np.min)]:
         long_case(f"{op} of long rows with NaN", nan_rows, op, [1], (3,),
                   lambda v, fn=fn: fn(v, axis=1))
+# Rows of only -inf (max) and only +inf (min), long and short: the result is
+# the infinity itself, not the largest finite float the lanes could start at.
+for length in (7, 100):
+    infinite = np.full((2, length), -np.inf, np.float32)
+    infinite[1, :] = np.inf
+    long_case(f"reduce_max of rows of {length} infinities", infinite, "reduce_max", [1],
+              (2,), lambda v: v.max(1))
+    long_case(f"reduce_min of rows of {length} infinities", infinite, "reduce_min", [1],
+              (2,), lambda v: v.min(1))
 # Rows long enough that the GPU splits each over several blocks (the
 # partial results then combine across blocks): ties and NaN in different
 # blocks' shares.
