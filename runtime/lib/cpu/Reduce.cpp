@@ -130,7 +130,7 @@ void foldFloatRows(const float *rows, int64_t count, float *lanes,
 /// add's latency), which then fold pairwise (a chain through sixteen lanes
 /// cost more than a short run itself).
 template <int64_t Lanes, Fold F, typename T, typename Acc>
-TANDEM_VECTOR_CLONES void foldRunInLanes(const T *run, int64_t n, Acc &acc, bool &nan) {
+void foldRunInLanes(const T *run, int64_t n, Acc &acc, bool &nan) {
   using Lane = LaneOf<F, T, Acc>;
   Lane lanes[Lanes];
   int32_t nanLanes[Lanes] = {};
@@ -154,10 +154,19 @@ TANDEM_VECTOR_CLONES void foldRunInLanes(const T *run, int64_t n, Acc &acc, bool
 /// foldRunInLanes with sixteen lanes for a long run, four for a short one
 /// (a global average pool over 4x4 pixels), one for a few elements (over
 /// 2x2 pixels, where setting up lanes cost twice the fold).
+/// foldRunInLanes of sixteen lanes, compiled for AVX2 too: only long runs
+/// call through the clones' indirection (the many runs of a few elements of
+/// a global average pool over small maps paid more for it than it saved).
+template <Fold F, typename T, typename Acc>
+TANDEM_VECTOR_CLONES void foldLongRun(const T *run, int64_t n, Acc &acc,
+                                      bool &nan) {
+  foldRunInLanes<16, F>(run, n, acc, nan);
+}
+
 template <Fold F, typename T, typename Acc>
 void foldRun(const T *run, int64_t n, Acc &acc, bool &nan) {
   if (n >= 64)
-    foldRunInLanes<16, F>(run, n, acc, nan);
+    foldLongRun<F>(run, n, acc, nan);
   else if (n >= 16)
     foldRunInLanes<4, F>(run, n, acc, nan);
   else
