@@ -246,13 +246,23 @@ class Exporter:
             if isinstance(node.meta.get("custom"), dict) else None
         fold = self.folds.get(node)
         if fold is not None and node is fold.batch_norm:
-            # Folded into the convolution, whose result is the norm's.
-            return [self.cx.values[fold.convolution],
+            # Folded into the convolution or linear, whose result is the
+            # norm's.
+            return [self.cx.values[fold.producer],
                     Unavailable("the batch mean of batch_norm"),
                     Unavailable("the batch deviation of batch_norm")]
         folded = self.fold(node)
         if folded is not None:
             return folded
+        if fold is not None and fold.rows is not None:
+            # A linear with the norm folded in: the rows times the folded
+            # weight (read as it is, no transpose) plus the folded bias.
+            return self.cx.emit(
+                "tandem.linear",
+                [self.convert(fold.rows),
+                 self.folded_weight(fold.weight_name, fold.weight),
+                 self.folded_weight(fold.bias_name, fold.bias)],
+                self.cx.result_type())
         args = self.convert(node.args)
         kwargs = {k: self.convert(v) for k, v in node.kwargs.items()}
         if fold is not None:

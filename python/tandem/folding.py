@@ -9,12 +9,14 @@ parameter or a slice of a positional table then costs nothing per run. (A
 weight's transpose that a GEMM reads is left to the lowering, which makes
 the pair a tandem.linear reading the weight as it is.)
 
-Batch norm in eval mode after a convolution is folded into it: with
-s = gamma / sqrt(var + eps), the convolution's weight becomes W * s (per
-output channel) and its bias (b - mean) * s + beta, so the compiled program
-has no batch_norm op (one pass over the activations fewer, and one buffer
-fewer). The folded tensors are computed once here, in float64, and written
-to the weights file beside the originals under `<weight>.bn_folded` names.
+Batch norm in eval mode after a convolution, or after a linear layer on
+rows (nn.Linear then nn.BatchNorm1d over its features), is folded into it:
+with s = gamma / sqrt(var + eps), the weight becomes W * s (per output
+channel or feature) and the bias (b - mean) * s + beta, so the compiled
+program has no batch_norm op (one pass over the activations fewer, and one
+buffer fewer). The folded tensors are computed once here, in float64, and
+written to the weights file beside the originals under `<weight>.bn_folded`
+names.
 """
 import torch
 
@@ -25,15 +27,21 @@ _CONVOLUTION = aten.convolution.default
 _FLOATS = (torch.float32, torch.float16, torch.bfloat16)
 
 
-class BatchNormFold:
-    """A convolution node and the batch norm it absorbs."""
+_MM = aten.mm.default
+_ADDMM = aten.addmm.default
 
-    def __init__(self, convolution, batch_norm, weight, bias, weight_name,
-                 bias_name):
-        self.convolution = convolution
+
+class BatchNormFold:
+    """A convolution or linear node (`producer`) and the batch norm it
+    absorbs; `rows` is a linear's input node (None for a convolution)."""
+
+    def __init__(self, producer, batch_norm, weight, bias, weight_name,
+                 bias_name, rows=None):
+        self.producer = producer
         self.batch_norm = batch_norm
         self.weight, self.bias = weight, bias
         self.weight_name, self.bias_name = weight_name, bias_name
+        self.rows = rows
 
 
 # A weight's transpose read by a GEMM is how ATen spells nn.Linear: the
@@ -77,28 +85,68 @@ def fold_constant(node, args, kwargs, is_constant):
     return value.contiguous()
 
 
+def _linear_parts(gemm, tensor_of):
+    """(rows, (weight name, weight), (bias name, bias) or (None, None)) of an
+    mm or addmm node that is nn.Linear on rows (x · Wᵀ + b, W a constant
+    matrix of the model), else None."""
+    if gemm.target is _MM:
+        rows, transposed, bias = gemm.args[0], gemm.args[1], None
+    else:
+        if gemm.kwargs.get("beta", 1) != 1 or gemm.kwargs.get("alpha", 1) != 1 \
+                or len(gemm.args) > 3:
+            return None
+        bias, rows, transposed = gemm.args[:3]
+    if not isinstance(transposed, torch.fx.Node) or \
+            transposed.target not in (aten.t.default, aten.permute.default) or \
+            (transposed.target is aten.permute.default and
+             list(transposed.args[1]) != [1, 0]):
+        return None
+    weight = tensor_of(transposed.args[0])
+    if weight[1] is None or weight[1].dim() != 2:
+        return None
+    if bias is None:
+        return rows, weight, (None, None)
+    bias = tensor_of(bias)
+    if bias[1] is None or tuple(bias[1].shape) != (weight[1].shape[0],):
+        return None
+    return rows, weight, bias
+
+
 def plan_batch_norm_folds(program, tensor_of):
-    """The (convolution, batch norm) pairs of `program` that fold: the batch
-    norm reads the convolution's result, which nothing else reads; the
-    convolution is not transposed; every parameter involved is a constant
-    tensor of the model (`tensor_of(node)` gives it, or (None, None) for
-    what is not one) of one float dtype. Returns {node: BatchNormFold} for
-    both nodes of each pair."""
+    """The (convolution or linear, batch norm) pairs of `program` that fold:
+    the batch norm reads the producer's result, which nothing else reads; a
+    convolution is not transposed; a linear's result is rows of features
+    (2-D: the norm's channels are its features); every parameter involved
+    is a constant tensor of the model (`tensor_of(node)` gives it, or
+    (None, None) for what is not one) of one float dtype. Returns
+    {node: BatchNormFold} for both nodes of each pair."""
     folds = {}
     for node in program.graph.nodes:
         if node.op != "call_function" or node.target is not _BATCH_NORM:
             continue
-        conv = node.args[0]
-        if (not isinstance(conv, torch.fx.Node) or conv.target is not _CONVOLUTION
-                or len(conv.users) != 1 or conv.args[6]):
+        producer = node.args[0]
+        if not isinstance(producer, torch.fx.Node) or len(producer.users) != 1:
             continue
-        weight_name, weight = tensor_of(conv.args[1])
-        bias_name, bias = (None, None) if conv.args[2] is None \
-            else tensor_of(conv.args[2])
+        rows = None
+        if producer.target is _CONVOLUTION and not producer.args[6]:
+            weight_name, weight = tensor_of(producer.args[1])
+            bias_node = producer.args[2]
+            bias_name, bias = (None, None) if bias_node is None \
+                else tensor_of(bias_node)
+            if bias_node is not None and bias is None:
+                continue
+        elif producer.target in (_MM, _ADDMM):
+            value = producer.meta.get("val")
+            parts = _linear_parts(producer, tensor_of)
+            if parts is None or not isinstance(value, torch.Tensor) or \
+                    value.dim() != 2:
+                continue
+            rows, (weight_name, weight), (bias_name, bias) = parts
+        else:
+            continue
         gamma, beta, mean, var = (
             (None, None) if a is None else tensor_of(a) for a in node.args[1:5])
         if weight is None or mean[1] is None or var[1] is None or \
-                (conv.args[2] is not None and bias is None) or \
                 (node.args[1] is not None and gamma[1] is None) or \
                 (node.args[2] is not None and beta[1] is None):
             continue
@@ -119,8 +167,9 @@ def plan_batch_norm_folds(program, tensor_of):
         shape = (-1,) + (1,) * (weight.dim() - 1)
         folded_weight = (weight.double() * scale.reshape(shape)).to(weight.dtype)
         folded_bias = shift.to(weight.dtype)
-        fold = BatchNormFold(conv, node, folded_weight, folded_bias,
+        fold = BatchNormFold(producer, node, folded_weight, folded_bias,
                              weight_name + ".bn_folded",
-                             (bias_name or weight_name) + ".bn_folded_bias")
-        folds[conv] = folds[node] = fold
+                             (bias_name or weight_name) + ".bn_folded_bias",
+                             rows)
+        folds[producer] = folds[node] = fold
     return folds
