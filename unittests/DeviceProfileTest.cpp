@@ -214,6 +214,25 @@ TEST(DeviceProfileTest, FamiliesInJson) {
   ASSERT_TRUE(bool(one)) << llvm::toString(one.takeError());
   EXPECT_DOUBLE_EQ(one->cpu.family(CostFamily::Gemm).fixedUs, 7);
   EXPECT_DOUBLE_EQ(one->cpu.family(CostFamily::Conv).fixedUs, 3);
+  // A profile from before conv_stem prices stems as its dense convolutions;
+  // one that names conv_stem keeps its own figures.
+  llvm::Expected<DeviceProfile> older = parseDeviceProfile(
+      base + R"(, "families": {"conv": {"compute_efficiency": 0.4,
+      "memory_efficiency": 0.8, "fixed_us": 9}}}})",
+      "p");
+  ASSERT_TRUE(bool(older)) << llvm::toString(older.takeError());
+  EXPECT_DOUBLE_EQ(older->cpu.family(CostFamily::ConvStem).computeEfficiency,
+                   0.4);
+  EXPECT_DOUBLE_EQ(older->cpu.family(CostFamily::ConvStem).fixedUs, 9);
+  llvm::Expected<DeviceProfile> newer = parseDeviceProfile(
+      base + R"(, "families": {"conv": {"compute_efficiency": 0.4,
+      "memory_efficiency": 0.8, "fixed_us": 9}, "conv_stem": {
+      "compute_efficiency": 0.1, "memory_efficiency": 0.3, "fixed_us": 4}}}})",
+      "p");
+  ASSERT_TRUE(bool(newer)) << llvm::toString(newer.takeError());
+  EXPECT_DOUBLE_EQ(newer->cpu.family(CostFamily::ConvStem).computeEfficiency,
+                   0.1);
+  EXPECT_DOUBLE_EQ(newer->cpu.family(CostFamily::ConvStem).fixedUs, 4);
 
   auto error = [&](llvm::StringRef families) {
     llvm::Expected<DeviceProfile> parsed = parseDeviceProfile(
@@ -428,9 +447,18 @@ TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
                    "tensor<2x4x1x1xf32>) -> tensor<1x2x8x8xf32>",
                    "%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x1x1xf32>"),
             CostFamily::Conv1x1);
-  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w : (tensor<1x4x8x8xf32>, "
-                   "tensor<2x4x3x3xf32>) -> tensor<1x2x6x6xf32>",
-                   "%x: tensor<1x4x8x8xf32>, %w: tensor<2x4x3x3xf32>"),
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w : (tensor<1x8x8x8xf32>, "
+                   "tensor<2x8x3x3xf32>) -> tensor<1x2x6x6xf32>",
+                   "%x: tensor<1x8x8x8xf32>, %w: tensor<2x8x3x3xf32>"),
+            CostFamily::Conv);
+  // An image's first layer: few input channels.
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w : (tensor<1x3x8x8xf32>, "
+                   "tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>",
+                   "%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>"),
+            CostFamily::ConvStem);
+  EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w : (tensor<1x5x8x8xf32>, "
+                   "tensor<16x5x3x3xf32>) -> tensor<1x16x6x6xf32>",
+                   "%x: tensor<1x5x8x8xf32>, %w: tensor<16x5x3x3xf32>"),
             CostFamily::Conv);
   // Grouped but not depthwise: a small im2col + GEMM per group.
   EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 2 : i64} : "

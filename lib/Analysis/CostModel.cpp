@@ -14,6 +14,10 @@
 
 using namespace mlir;
 using namespace mlir::tandem;
+
+/// A dense convolution with at most this many input channels per group is
+/// a network's stem (conv_stem).
+static constexpr int64_t kStemChannels = 4;
 // (The definitions below say mlir::tandem: CpuKernelPaths.h brings in the runtime's
 // ::tandem namespace, which a bare tandem:: would make ambiguous.)
 
@@ -51,6 +55,11 @@ CostFamily mlir::tandem::costFamilyOf(Operation *op) {
           return CostFamily::ConvGrouped;
         if (filter.getDimSize(2) == 1 && filter.getDimSize(3) == 1)
           return CostFamily::Conv1x1;
+        // An image's first layer (RGB, RGBA, grey): a product of depth
+        // C x kh x kw, too shallow for the GEMM's rate, and columns many
+        // times its input's bytes.
+        if (filter.getDimSize(1) <= kStemChannels)
+          return CostFamily::ConvStem;
         return CostFamily::Conv;
       })
       .Case<MaxPool2dOp, AvgPool2dOp>([](auto) { return CostFamily::Pool; })
@@ -87,7 +96,8 @@ CostFamily mlir::tandem::costFamilyOf(Operation *op) {
 
 bool mlir::tandem::kernelRunsInPhases(CostFamily family, DeviceKind kind) {
   return kind == DeviceKind::CPU &&
-         (family == CostFamily::Conv || family == CostFamily::ConvGrouped);
+         (family == CostFamily::Conv || family == CostFamily::ConvStem ||
+          family == CostFamily::ConvGrouped);
 }
 
 double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,

@@ -24,7 +24,7 @@ constexpr llvm::StringLiteral kUniformFamilies =
 
 constexpr llvm::StringLiteral kCostFamilyNames[kNumCostFamilies] = {
     "gemm",           "conv",      "conv_grouped",   "conv_depthwise", "conv_1x1",
-    "pool",           "elementwise", "transcendental", "reduction",
+    "conv_stem",      "pool",           "elementwise", "transcendental", "reduction",
     "softmax",        "normalization", "transpose",    "data_movement",
     "gather"};
 } // namespace
@@ -114,6 +114,7 @@ void setMeasuredH200Families(ProcessorProfile &gpu) {
   };
   compute(CostFamily::Gemm, 1.09);    // f32 4096^3: 51.1 TFLOP/s
   compute(CostFamily::Conv, 0.88);    // 3x3, 64 channels at 56x56: 41.2
+  compute(CostFamily::ConvStem, 0.88); // no case of its own: as the above
   compute(CostFamily::Conv1x1, 0.46); // 256 -> 64 channels at 56x56: 21.4
   memory(CostFamily::ConvDepthwise, 0.23); // 3x3, 256 channels: 921 GB/s
   memory(CostFamily::Pool, 0.22);          // max 3x3 stride 2: 909 GB/s
@@ -428,6 +429,11 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
       }
     }
   }
+  // A profile written before conv_stem was a family of its own prices
+  // few-channel convolutions as dense ones.
+  if (const llvm::json::Object *families = object->getObject("families"))
+    if (!families->get("conv_stem") && families->get("conv"))
+      p.family(CostFamily::ConvStem) = p.family(CostFamily::Conv);
   if (p.familySource.empty())
     p.familySource = "given in the profile, without a family_source";
   return p;

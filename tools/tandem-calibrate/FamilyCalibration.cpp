@@ -413,6 +413,12 @@ CalibrationModel buildLargeOpsModel() {
   conv(m, 2, 128, 2, 32, 3, 1, 1, 1);
   conv(m, 2, 256, 2, 256, 3, 1, 1, 1);
   conv(m, 16, 3, 64, 32, 3, 1, 1, 1);
+  // Stems (conv_stem): the first layers of mobilenet_v3 and efficientnet at
+  // 224 x 224, mobilenet_v2's at 96 x 96, resnet's over a 112 x 112 image.
+  conv(m, 1, 3, 224, 16, 3, 2, 1, 1);
+  conv(m, 1, 3, 224, 32, 3, 2, 1, 1);
+  conv(m, 2, 3, 96, 32, 3, 2, 1, 1);
+  conv(m, 1, 3, 112, 64, 7, 2, 3, 1);
   conv(m, 4, 32, 32, 64, 3, 1, 1, 1);
   conv(m, 2, 64, 16, 64, 3, 1, 1, 4);
   conv(m, 2, 128, 8, 128, 3, 2, 1, 8);

@@ -31,6 +31,7 @@ enum class CostFamily {
   ConvGrouped,   // grouped, not depthwise: a small GEMM per group
   ConvDepthwise, // one group per input channel
   Conv1x1,       // a 1x1 kernel: a GEMM over the pixels
+  ConvStem,      // dense, at most 4 input channels (an image's first layer)
   Pool,          // max and average pooling windows
   Elementwise,   // arithmetic, compare, select, cast, sqrt
   Transcendental, // exp, log, tanh, sigmoid, gelu, silu, erf, pow
