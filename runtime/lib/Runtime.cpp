@@ -13,6 +13,7 @@
 
 #include "CudaBackend.h"
 #include "Queues.h"
+#include "tandem/runtime/BlasCore.h"
 #include "tandem/runtime/ModelImage.h"
 
 #include <unistd.h>
@@ -205,6 +206,21 @@ bool tandem::rt::setUp(TandemRuntime &rt, std::string &error) {
             ? fusedParts(views, rt.resultViews.back(), op.attrs)
             : FusedParts());
     rt.operandViews.push_back(std::move(views));
+  }
+  // The BLAS loads its kernels now rather than in the first run's first
+  // product, wherever a product runs on the host (the CPU's ops, and the
+  // GPU's on the sim backend).
+  for (size_t k = 0; k < rt.image.ops.size(); ++k) {
+    const OpRecord &op = rt.image.ops[k];
+    int64_t kind = op.kind == img::kFused && rt.fusedParts[k].producer
+                       ? rt.fusedParts[k].producer->kind
+                       : op.kind;
+    bool onHost = op.device == img::kCpu || !rt.useCuda;
+    if (onHost && (kind == img::kLinear || kind == img::kMatmul ||
+                   kind == img::kConv2d)) {
+      warmUpSequentialBlas();
+      break;
+    }
   }
   rt.timesOps = rt.options.profile || !rt.options.profileJson.empty() ||
                 !rt.options.trace.empty() || rt.options.simTiming;

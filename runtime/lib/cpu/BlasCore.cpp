@@ -20,6 +20,7 @@
 
 #include "tandem/runtime/BlasCore.h"
 
+#include <cblas.h>
 #include <cstdlib>
 #include <mutex>
 #include <string>
@@ -99,6 +100,16 @@ void tandem::rt::useSequentialBlas() {
     if (MKL_Set_Threading_Layer)
       MKL_Set_Threading_Layer(kMklThreadingSequential);
     useReproducibleMkl();
+  });
+}
+
+void tandem::rt::warmUpSequentialBlas() {
+  useSequentialBlas();
+  static std::once_flag once;
+  std::call_once(once, [] {
+    float a = 1, b = 1, c = 0;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 1, 1, 1, 1.0f, &a,
+                1, &b, 1, 0.0f, &c, 1);
   });
 }
 
