@@ -224,6 +224,9 @@ TEST(DeviceProfileTest, FamiliesInJson) {
   EXPECT_DOUBLE_EQ(older->cpu.family(CostFamily::ConvStem).computeEfficiency,
                    0.4);
   EXPECT_DOUBLE_EQ(older->cpu.family(CostFamily::ConvStem).fixedUs, 9);
+  EXPECT_DOUBLE_EQ(one->cpu.family(CostFamily::GemmSkinny).fixedUs, 7);
+  EXPECT_DOUBLE_EQ(one->cpu.family(CostFamily::GemmSkinny).computeEfficiency,
+                   0.5);
   llvm::Expected<DeviceProfile> newer = parseDeviceProfile(
       base + R"(, "families": {"conv": {"compute_efficiency": 0.4,
       "memory_efficiency": 0.8, "fixed_us": 9}, "conv_stem": {
@@ -242,7 +245,7 @@ TEST(DeviceProfileTest, FamiliesInJson) {
   };
   EXPECT_NE(error(R"({"convolution": {}})")
                 .find("unknown op family 'convolution' in 'profile.cpu."
-                      "families': expected one of gemm, conv,"),
+                      "families': expected one of gemm, gemm_skinny, conv,"),
             std::string::npos);
   EXPECT_NE(error(R"({"gemm": {"compute_efficiency": 0, "memory_efficiency":
                 1, "fixed_us": 1}})")
@@ -383,11 +386,14 @@ TEST_F(CostFamilyTest, CpuIm2colConvolutionsCopyThenMultiply) {
 }
 
 TEST_F(CostFamilyTest, CpuGemmsTooSmallToSplitPayTheInlineFixedCost) {
-  // Compute-bound rates; the CPU's GEMMs cost 10 us fixed, 1 us where they
-  // run whole on the calling thread (under 2^18 FLOPs).
+  // Compute-bound rates; the CPU's GEMMs, skinny (16 rows) or not, cost
+  // 10 us fixed, 1 us where they run whole on the calling thread (under
+  // 2^18 FLOPs).
   DeviceProfile profile = rooflineProfile(1e9, 1e15);
-  profile.cpu.family(CostFamily::Gemm) = {1, 1, 10, 1};
-  profile.gpu->family(CostFamily::Gemm) = {1, 1, 10, 1};
+  for (CostFamily gemm : {CostFamily::Gemm, CostFamily::GemmSkinny}) {
+    profile.cpu.family(gemm) = {1, 1, 10, 1};
+    profile.gpu->family(gemm) = {1, 1, 10, 1};
+  }
   auto linear = [&](int64_t rows) {
     std::string x = llvm::formatv("tensor<{0}x64xf32>", rows).str(),
                 y = llvm::formatv("tensor<{0}x64xf32>", rows).str();
@@ -417,7 +423,7 @@ TEST_F(CostFamilyTest, AGroupsConsumerIsPricedByItsOwnFamily) {
   gpu.memoryBandwidth = 1e9;
   gpu.setUniformFamilies(0);
   gpu.family(CostFamily::Softmax) = {1, 0.25, 3};
-  gpu.family(CostFamily::Gemm).fixedUs = 5;
+  gpu.family(CostFamily::GemmSkinny).fixedUs = 5; // the 4-row matmul's
   auto fused = parseFirst<FusedOp>(R"(
     func.func @main(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
       %r = tandem.fused(%a, %b) : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x16xf32> {
@@ -492,9 +498,23 @@ TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
                                 "3, 2>} : tensor<2x4x3x8xf32> -> tensor<2x4x8x3xf32>",
                                 heads),
             CostFamily::Transpose);
+  // A product of at most 16 rows in all is skinny (bound by its weight);
+  // 17 rows, or 4 matrices of 8, are not.
   EXPECT_EQ(family<MatmulOp>("%r = tandem.matmul %a, %b : (tensor<4x4xf32>, "
                    "tensor<4x4xf32>) -> tensor<4x4xf32>",
                    "%a: tensor<4x4xf32>, %b: tensor<4x4xf32>"),
+            CostFamily::GemmSkinny);
+  EXPECT_EQ(family<LinearOp>("%r = tandem.linear %a, %b : (tensor<2x8x32xf32>, "
+                   "tensor<64x32xf32>) -> tensor<2x8x64xf32>",
+                   "%a: tensor<2x8x32xf32>, %b: tensor<64x32xf32>"),
+            CostFamily::GemmSkinny);
+  EXPECT_EQ(family<LinearOp>("%r = tandem.linear %a, %b : (tensor<17x32xf32>, "
+                   "tensor<64x32xf32>) -> tensor<17x64xf32>",
+                   "%a: tensor<17x32xf32>, %b: tensor<64x32xf32>"),
+            CostFamily::Gemm);
+  EXPECT_EQ(family<MatmulOp>("%r = tandem.matmul %a, %b : (tensor<4x8x8xf32>, "
+                   "tensor<4x8x8xf32>) -> tensor<4x8x8xf32>",
+                   "%a: tensor<4x8x8xf32>, %b: tensor<4x8x8xf32>"),
             CostFamily::Gemm);
 }
 

@@ -44,7 +44,17 @@ static CostFamily kernelFamilyOf(FusedOp fused) {
 
 CostFamily mlir::tandem::costFamilyOf(Operation *op) {
   return llvm::TypeSwitch<Operation *, CostFamily>(op)
-      .Case<MatmulOp, LinearOp>([](auto) { return CostFamily::Gemm; })
+      .Case<MatmulOp, LinearOp>([](auto product) {
+        // A product of a few rows (a recurrent step, a decoder's token, a
+        // batch-1 head) is bound by reading its weight, as the runtime
+        // runs it (in blocks along its long side).
+        auto result = cast<ShapedType>(product.getResult().getType());
+        int64_t columns = result.getShape().back();
+        bool skinny = result.hasStaticShape() && columns > 0 &&
+                      result.getNumElements() / columns <=
+                          ::tandem::rt::kSkinnyGemmWidth;
+        return skinny ? CostFamily::GemmSkinny : CostFamily::Gemm;
+      })
       .Case([](Conv2dOp conv) {
         auto filter = cast<ShapedType>(conv.getW().getType());
         // A depthwise filter has one input channel per group; the runtime
@@ -201,7 +211,8 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
 /// matrices go to the workers whole. Taken as one product here.)
 static bool runsOnCallingThread(Operation *op, CostFamily family,
                                 DeviceKind kind) {
-  if (kind != DeviceKind::CPU || family != CostFamily::Gemm)
+  if (kind != DeviceKind::CPU ||
+      (family != CostFamily::Gemm && family != CostFamily::GemmSkinny))
     return false;
   if (auto fused = dyn_cast<FusedOp>(op))
     op = fused.getProducer();

@@ -23,10 +23,15 @@ constexpr llvm::StringLiteral kUniformFamilies =
     "dispatch (CPU) or launch (GPU) cost; tandem-calibrate fits them";
 
 constexpr llvm::StringLiteral kCostFamilyNames[kNumCostFamilies] = {
-    "gemm",           "conv",      "conv_grouped",   "conv_depthwise", "conv_1x1",
-    "conv_stem",      "pool",           "elementwise", "transcendental", "reduction",
-    "softmax",        "normalization", "transpose",    "data_movement",
-    "gather"};
+    "gemm",        "gemm_skinny",    "conv",          "conv_grouped",
+    "conv_depthwise", "conv_1x1",    "conv_stem",     "pool",
+    "elementwise", "transcendental", "reduction",     "softmax",
+    "normalization", "transpose",    "data_movement", "gather"};
+/// Families split from another (stems from dense convolutions, skinny
+/// products from GEMMs), each beside the one it was split from.
+constexpr std::pair<CostFamily, CostFamily> kSplitFamilies[] = {
+    {CostFamily::ConvStem, CostFamily::Conv},
+    {CostFamily::GemmSkinny, CostFamily::Gemm}};
 } // namespace
 
 StringRef tandem::costFamilyName(CostFamily family) {
@@ -113,6 +118,7 @@ void setMeasuredH200Families(ProcessorProfile &gpu) {
     gpu.family(family).memoryEfficiency = efficiency;
   };
   compute(CostFamily::Gemm, 1.09);    // f32 4096^3: 51.1 TFLOP/s
+  compute(CostFamily::GemmSkinny, 1.09); // no case of its own: as the above
   compute(CostFamily::Conv, 0.88);    // 3x3, 64 channels at 56x56: 41.2
   compute(CostFamily::ConvStem, 0.88); // no case of its own: as the above
   compute(CostFamily::Conv1x1, 0.46); // 256 -> 64 channels at 56x56: 21.4
@@ -429,11 +435,13 @@ ProcessorProfile readProcessor(FieldReader &parent, StringRef key,
       }
     }
   }
-  // A profile written before conv_stem was a family of its own prices
-  // few-channel convolutions as dense ones.
+  // A profile written before a family was split from another prices its ops
+  // as the other's.
   if (const llvm::json::Object *families = object->getObject("families"))
-    if (!families->get("conv_stem") && families->get("conv"))
-      p.family(CostFamily::ConvStem) = p.family(CostFamily::Conv);
+    for (auto [split, from] : kSplitFamilies)
+      if (!families->get(costFamilyName(split)) &&
+          families->get(costFamilyName(from)))
+        p.family(split) = p.family(from);
   if (p.familySource.empty())
     p.familySource = "given in the profile, without a family_source";
   return p;

@@ -497,6 +497,12 @@ CalibrationModel buildSmallOpsModel() {
     linear(m, 128, 32, 1); // a regression head: one output column
     linear(m, 16, 64, 64);
     linear(m, 4, 256, 768);
+    // Skinny products (gemm_skinny) whose weights stay in the caches from
+    // step to step, as a recurrent cell's or a decoder's do.
+    linear(m, 1, 512, 512);
+    linear(m, 8, 256, 1024);
+    linear(m, 16, 256, 256);
+    linear(m, 2, 1024, 512);
     matmul(m, 4, 16);
     conv(m, 1, 8, 8, 8, 3, 1, 1, 1);
     conv(m, 1, 16, 8, 32, 1, 1, 0, 1);
@@ -770,7 +776,8 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
               : 0;
       // A GEMM's FLOPs, from its compute time at the measured rate.
       sample.onCallingThread =
-          sample.family == costFamilyName(CostFamily::Gemm) &&
+          (sample.family == costFamilyName(CostFamily::Gemm) ||
+           sample.family == costFamilyName(CostFamily::GemmSkinny)) &&
           ::tandem::rt::gemmRunsOnCallingThread(sample.computeUs * 1e-6 *
                                                 rates.cpu.f32Flops);
       std::optional<CostFamily> family = parseCostFamily(sample.family);

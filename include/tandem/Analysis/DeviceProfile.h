@@ -27,6 +27,7 @@ namespace mlir::tandem {
 /// their own fixed cost per op (costFamilyOf in CostModel.h assigns them).
 enum class CostFamily {
   Gemm,          // matmul, linear
+  GemmSkinny,    // matmul, linear of at most kSkinnyGemmWidth rows
   Conv,          // dense convolution (im2col + GEMM)
   ConvGrouped,   // grouped, not depthwise: a small GEMM per group
   ConvDepthwise, // one group per input channel

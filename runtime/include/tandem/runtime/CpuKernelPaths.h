@@ -26,6 +26,11 @@ inline bool gemmRunsOnCallingThread(double flops) {
   return flops < double(kMinSplitFlops);
 }
 
+/// A product at most this many rows (or columns) wide is skinny: reading
+/// its wide operand, not multiplying, sets its time (Gemm.cpp runs it in
+/// blocks along its long side; the cost model prices it as gemm_skinny).
+constexpr int64_t kSkinnyGemmWidth = 16;
+
 /// Below this many pixels an image's columns are too few for an efficient
 /// GEMM alone, and the images' im2col columns go side by side instead.
 constexpr int64_t kConvInPlaceMinPixels = 64;
