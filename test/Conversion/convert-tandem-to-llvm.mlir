@@ -31,7 +31,7 @@
 // PREDICTED-SAME: 28, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 2,
 // PREDICTED-SAME: 23, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 1,
 // NOPROFILE: nosuch
-// CHECK: @tandem_model_strings("w\00tandem.matmul\00{{[^\\]*}}\00gemm\00tandem.softmax\00{{[^\\]*}}\00softmax\00")
+// CHECK: @tandem_model_strings("w\00tandem.matmul\00{{[^\\]*}}\00gemm_skinny\00tandem.softmax\00{{[^\\]*}}\00softmax\00")
 // CHECK-LABEL: llvm.func internal @tandem_model_run
 // CHECK: %[[CPU:.*]] = llvm.call @tandem_rt_arena(%arg0, %{{.*}})
 // CHECK: %[[X:.*]] = llvm.call @tandem_rt_input(%arg0,
