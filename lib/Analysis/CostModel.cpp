@@ -211,8 +211,7 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
 /// matrices go to the workers whole. Taken as one product here.)
 static bool runsOnCallingThread(Operation *op, CostFamily family,
                                 DeviceKind kind) {
-  if (kind != DeviceKind::CPU ||
-      (family != CostFamily::Gemm && family != CostFamily::GemmSkinny))
+  if (kind != DeviceKind::CPU || !isGemmFamily(family))
     return false;
   if (auto fused = dyn_cast<FusedOp>(op))
     op = fused.getProducer();

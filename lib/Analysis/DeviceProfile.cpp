@@ -109,7 +109,8 @@ constexpr double kGpuLaunchUs = 5.0, kCpuDispatchUs = 2.0;
 /// kernels (reductions, softmax, norms, transposes, pools, depthwise
 /// convolutions) reach 20-55% of the sustained bandwidth. Families without a
 /// case (transcendental, data movement, gather, grouped convolutions) stay
-/// at the roofline; every family keeps the launch as its fixed cost.
+/// at the roofline, and those split from another (skinny products, stems)
+/// take the other's; every family keeps the launch as its fixed cost.
 void setMeasuredH200Families(ProcessorProfile &gpu) {
   auto compute = [&](CostFamily family, double efficiency) {
     gpu.family(family).computeEfficiency = efficiency;
@@ -118,9 +119,7 @@ void setMeasuredH200Families(ProcessorProfile &gpu) {
     gpu.family(family).memoryEfficiency = efficiency;
   };
   compute(CostFamily::Gemm, 1.09);    // f32 4096^3: 51.1 TFLOP/s
-  compute(CostFamily::GemmSkinny, 1.09); // no case of its own: as the above
   compute(CostFamily::Conv, 0.88);    // 3x3, 64 channels at 56x56: 41.2
-  compute(CostFamily::ConvStem, 0.88); // no case of its own: as the above
   compute(CostFamily::Conv1x1, 0.46); // 256 -> 64 channels at 56x56: 21.4
   memory(CostFamily::ConvDepthwise, 0.23); // 3x3, 256 channels: 921 GB/s
   memory(CostFamily::Pool, 0.22);          // max 3x3 stride 2: 909 GB/s
@@ -129,6 +128,8 @@ void setMeasuredH200Families(ProcessorProfile &gpu) {
   memory(CostFamily::Softmax, 0.46);       // rows of 4096: 1.9 TB/s
   memory(CostFamily::Normalization, 0.49); // layer norm of 4096: 2.0 TB/s
   memory(CostFamily::Transpose, 0.47);     // 8192^2 and NCHW->NHWC: 1.9 TB/s
+  for (auto [split, from] : kSplitFamilies)
+    gpu.family(split) = gpu.family(from);
   gpu.familySource =
       "measured on an H200 (2026-12-04, bench/gpu/kernels.py, one large case "
       "per family: gemm, conv, conv_1x1, conv_depthwise, pool, elementwise, "

@@ -774,13 +774,12 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
           k < memory->front().size()
               ? memory->front()[k].getNumber("predicted_us").value_or(0)
               : 0;
+      std::optional<CostFamily> family = parseCostFamily(sample.family);
       // A GEMM's FLOPs, from its compute time at the measured rate.
       sample.onCallingThread =
-          (sample.family == costFamilyName(CostFamily::Gemm) ||
-           sample.family == costFamilyName(CostFamily::GemmSkinny)) &&
+          family && isGemmFamily(*family) &&
           ::tandem::rt::gemmRunsOnCallingThread(sample.computeUs * 1e-6 *
                                                 rates.cpu.f32Flops);
-      std::optional<CostFamily> family = parseCostFamily(sample.family);
       sample.inPhases =
           family && kernelRunsInPhases(*family, DeviceKind::CPU);
       sample.measuredUs = INFINITY;

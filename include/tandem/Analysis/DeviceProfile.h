@@ -45,6 +45,12 @@ enum class CostFamily {
 };
 constexpr int kNumCostFamilies = int(CostFamily::Gather) + 1;
 
+/// Whether `family` is a product's (gemm or gemm_skinny): the families whose
+/// small products run on the calling thread (inline_fixed_us).
+inline bool isGemmFamily(CostFamily family) {
+  return family == CostFamily::Gemm || family == CostFamily::GemmSkinny;
+}
+
 /// The family's name in profiles and reports ("conv_depthwise").
 llvm::StringRef costFamilyName(CostFamily family);
 /// The family named `name`, or std::nullopt.

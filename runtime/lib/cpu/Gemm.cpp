@@ -44,7 +44,6 @@ constexpr int64_t kShallowDepth = 64;
 /// 256 x 256: no faster). On an Intel Xeon (AVX-512, two cores) products
 /// 32 wide ran 5-12% slower in blocks (512 x 32 x 1152 linear: 204 -> 230
 /// us), 16 wide 6% faster, 4 wide 2.4x faster.
-constexpr int64_t kSkinnyWidth = kSkinnyGemmWidth;
 constexpr int64_t kSkinnyOperandBytes = int64_t(192) << 10;
 constexpr int64_t kSkinnyBlockMacs = int64_t(1) << 18;
 
@@ -203,7 +202,7 @@ void cpu::parallelSgemm(
   // matmul: 221 -> 438 us).
   bool skinnyByRows = g.n <= g.m;
   bool skinny = !gemmRunsOnCallingThread(double(flops)) &&
-                narrow <= kSkinnyWidth &&
+                narrow <= kSkinnyGemmWidth &&
                 narrow * g.k * int64_t(sizeof(float)) <= kSkinnyOperandBytes &&
                 (skinnyByRows || g.transB) && blasHasSmallMatrixKernels();
   if (skinny)

@@ -151,9 +151,6 @@ void foldRunInLanes(const T *run, int64_t n, Acc &acc, bool &nan) {
   nan |= nanLanes[0] != 0;
 }
 
-/// foldRunInLanes with sixteen lanes for a long run, four for a short one
-/// (a global average pool over 4x4 pixels), one for a few elements (over
-/// 2x2 pixels, where setting up lanes cost twice the fold).
 /// foldRunInLanes of sixteen lanes, compiled for AVX2 too: only long runs
 /// call through the clones' indirection (the many runs of a few elements of
 /// a global average pool over small maps paid more for it than it saved).
@@ -163,6 +160,9 @@ TANDEM_VECTOR_CLONES void foldLongRun(const T *run, int64_t n, Acc &acc,
   foldRunInLanes<16, F>(run, n, acc, nan);
 }
 
+/// foldRunInLanes with sixteen lanes for a long run, four for a short one
+/// (a global average pool over 4x4 pixels), one for a few elements (over
+/// 2x2 pixels, where setting up lanes cost twice the fold).
 template <Fold F, typename T, typename Acc>
 void foldRun(const T *run, int64_t n, Acc &acc, bool &nan) {
   if (n >= 64)
