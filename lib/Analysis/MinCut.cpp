@@ -14,6 +14,11 @@ int MinCutGraph::addNode() {
   return static_cast<int>(firstEdge.size()) - 1;
 }
 
+void MinCutGraph::reserve(size_t nodes, size_t edgeCount) {
+  firstEdge.reserve(nodes);
+  edges.reserve(2 * edgeCount); // each with its residual twin
+}
+
 void MinCutGraph::addEdge(int from, int to, int64_t capacity) {
   if (capacity <= 0 || from == to)
     return;

@@ -110,6 +110,17 @@ CutGraph::CutGraph(const PlacementProblem &problem,
     return double(bytes) * (prefix[last + 1] - prefix[first]);
   };
 
+  // Two edges per op; per value a node and an edge for its copy to the GPU
+  // (a node and two edges per reader where memory is priced), an edge per
+  // reader, and the same again for its copy to the CPU.
+  size_t nodes = problem.ops.size() + 2, edges = 2 * problem.ops.size();
+  for (const PlacementValue &value : problem.values) {
+    size_t readers = value.consumers.size();
+    nodes += 2 + (prices ? readers : 0);
+    edges += 3 + 2 * readers + (prices ? 2 * readers : 0);
+  }
+  graph.reserve(nodes, edges);
+
   for (auto [index, op] : llvm::enumerate(problem.ops)) {
     bool cpuAllowed =
         op.canRunOn(DeviceKind::CPU) && (!op.pin || *op.pin == DeviceKind::CPU);

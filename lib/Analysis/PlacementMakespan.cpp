@@ -110,13 +110,19 @@ public:
   bool offer(const Placement &placement) {
     // Built once for both the quick test and the windows.
     std::optional<QueueProgram> program;
+    double quickUs = 0;
     if (found()) {
       program = buildQueueProgram(problem, placement);
-      if (unwindowedUs(*program) > tieThreshold())
+      quickUs = unwindowedUs(*program);
+      if (quickUs > tieThreshold())
         return false;
     }
     spend(2);
     PlacementCost cost = problem.evaluate(placement);
+    // No window makes it faster than with none: a tie it loses on work is
+    // lost before its windows are tried.
+    if (program && !wouldWin(quickUs, cost.totalUs()))
+      return false;
     if (problem.hasGpu && !problem.fitsWithin(placement, cost, budget))
       return false;
     spend(3);
@@ -126,9 +132,7 @@ public:
     MakespanPrediction predicted =
         predictWithin(problem, *program, budget, bestWindow);
     double us = predicted.us;
-    if (found() && (us > tieThreshold() ||
-                    (us >= threshold() &&
-                     cost.totalUs() >= bestSerialUs * (1 - kRelativeEpsilon))))
+    if (!wouldWin(us, cost.totalUs()))
       return false;
     best = placement;
     if (archive)
@@ -157,7 +161,7 @@ public:
 
   /// offer() for a placement priced already: only its windows are left.
   bool offer(Priced &priced) {
-    if (found() && priced.unwindowedUs > tieThreshold())
+    if (!wouldWin(priced.unwindowedUs, priced.serialUs))
       return false;
     if (priced.peak > budget)
       return false;
@@ -172,9 +176,7 @@ public:
     MakespanPrediction predicted =
         predictWithin(problem, priced.placement, budget, bestWindow);
     double us = predicted.us;
-    if (found() && (us > tieThreshold() ||
-                    (us >= threshold() &&
-                     priced.serialUs >= bestSerialUs * (1 - kRelativeEpsilon))))
+    if (!wouldWin(us, priced.serialUs))
       return false;
     best = priced.placement;
     bestUs = us;
@@ -221,6 +223,13 @@ public:
   int64_t evaluations = 0;
 
 private:
+  /// Whether a placement with makespan `us` and serial time `serialUs`
+  /// beats the best so far: faster, or as fast with less work in all.
+  bool wouldWin(double us, double serialUs) const {
+    return !found() || (us <= tieThreshold() &&
+                        (us < threshold() ||
+                         serialUs < bestSerialUs * (1 - kRelativeEpsilon)));
+  }
   double threshold() const { return bestUs * (1 - kRelativeEpsilon); }
   double tieThreshold() const { return bestUs * (1 + kRelativeEpsilon); }
   void spend(int64_t simulations) { work += simulations; }

@@ -116,17 +116,31 @@ bool PlacementProblem::fitsBudget(const Placement &placement) const {
   return fitsBudget(placement, evaluate(placement));
 }
 
+namespace {
+/// Whether `buffers`, whose live bytes at once fit `budget`, fit it laid out.
+bool layoutFits(const std::vector<BufferLifetime> &buffers, int64_t budget) {
+  // Every buffer at once within the budget: any layout is (no planning).
+  int64_t all = 0;
+  for (const BufferLifetime &buffer : buffers)
+    all += alignBufferSize(buffer.bytes);
+  return all <= budget || planMemory(buffers).arenaBytes <= budget;
+}
+} // namespace
+
 bool PlacementProblem::fitsWithin(const Placement &placement,
                                   const PlacementCost &cost,
                                   int64_t budget) const {
   if (cost.peakGpuBytes > budget)
     return false;
-  // Every buffer at once within the budget: any layout is (no planning).
+  return layoutFits(gpuBuffers(placement), budget);
+}
+
+bool PlacementProblem::fitsWithin(const Placement &placement,
+                                  int64_t budget) const {
   std::vector<BufferLifetime> buffers = gpuBuffers(placement);
-  int64_t all = 0;
-  for (const BufferLifetime &buffer : buffers)
-    all += alignBufferSize(buffer.bytes);
-  return all <= budget || planMemory(buffers).arenaBytes <= budget;
+  if (findLivePeak(buffers).bytes > budget)
+    return false;
+  return layoutFits(buffers, budget);
 }
 
 namespace {

@@ -336,7 +336,7 @@ void search::improveLocally(const PlacementProblem &problem,
       if (maxChecks-- <= 0)
         return;
       placement[op] ^= 1;
-      if (problem.fitsWithin(placement, problem.evaluate(placement), budget)) {
+      if (problem.fitsWithin(placement, budget)) {
         improved = true;
         continue;
       }

@@ -167,6 +167,10 @@ public:
         buffer(problem.values.size(), {-1, -1}) {}
 
   QueueProgram build() {
+    // At most one copy per value, and a buffer per value on each device:
+    // reserved, so that growing never copies the items' small vectors.
+    program.items.reserve(problem.ops.size() + problem.values.size());
+    program.buffers.reserve(2 * problem.values.size() + problem.ops.size());
     for (int value = 0; value < int(problem.values.size()); ++value)
       if (problem.values[value].isArgument())
         moveValue(value, /*home=*/0);

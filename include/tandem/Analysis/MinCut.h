@@ -8,6 +8,7 @@
 #ifndef TANDEM_ANALYSIS_MINCUT_H
 #define TANDEM_ANALYSIS_MINCUT_H
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -21,6 +22,9 @@ public:
   explicit MinCutGraph(int numNodes = 0);
 
   int addNode();
+  /// Room for `nodes` nodes and `edges` addEdge calls in all, so that
+  /// building a large graph does not reallocate as it grows.
+  void reserve(std::size_t nodes, std::size_t edges);
   int getNumNodes() const { return static_cast<int>(firstEdge.size()); }
   /// A directed edge `from` → `to`; cutting it (from on the source side, to
   /// on the sink side) costs `capacity`.

@@ -182,6 +182,9 @@ public:
   /// As fitsBudget, under another budget.
   bool fitsWithin(const Placement &placement, const PlacementCost &cost,
                   int64_t budget) const;
+  /// As fitsWithin, for a placement not yet evaluated: its buffers are
+  /// collected once, for the peak and the layout both.
+  bool fitsWithin(const Placement &placement, int64_t budget) const;
 
   /// "N bytes of GPU memory": the laid-out arena of a placement, and, when
   /// fragmentation makes it larger than the peak of live bytes, that peak.

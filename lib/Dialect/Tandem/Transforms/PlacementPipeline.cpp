@@ -54,7 +54,18 @@ void PrePlacementCleanup::run(Operation *op) const {
   // within its iterations leaves valid IR and is not an error.
   GreedyRewriteConfig config;
   config.useTopDownTraversal = true;
-  config.enableRegionSimplification = GreedySimplifyRegionLevel::Normal;
+  // Region simplification erases unreachable blocks, merges identical ones
+  // and drops dead cycles and block arguments: none exists where every
+  // region has one block (SSA in one block has no cycles), and on a large
+  // model its liveness pass costs a third as much as the rewrites.
+  bool singleBlocks = true;
+  op->walk([&](Operation *nested) {
+    for (Region &region : nested->getRegions())
+      singleBlocks &= region.empty() || region.hasOneBlock();
+  });
+  config.enableRegionSimplification = singleBlocks
+                                          ? GreedySimplifyRegionLevel::Disabled
+                                          : GreedySimplifyRegionLevel::Normal;
   (void)applyPatternsAndFoldGreedily(op, canonicalization, config);
   IRRewriter rewriter(op->getContext());
   DominanceInfo dominance(op);
