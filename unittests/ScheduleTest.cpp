@@ -13,6 +13,7 @@
 #include "tandem/Analysis/MakespanBound.h"
 #include "tandem/Analysis/QueueProgram.h"
 #include "tandem/Analysis/QueueProgramBuilder.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include "PlacementTestUtils.h"
 #include "RandomPlacementProblems.h"
@@ -21,6 +22,7 @@
 
 #include <cmath>
 #include <random>
+#include <string>
 
 using namespace mlir::tandem;
 
@@ -285,33 +287,42 @@ int freeOps(const PlacementProblem &problem) {
 }
 
 TEST(ScheduleTest, ExactIsTheBruteForceOptimumAndTheBoundIsBelowIt) {
-  std::mt19937 rng(11);
   int checked = 0, tighter = 0, memoryTighter = 0;
-  for (int trial = 0; trial < 200; ++trial) {
-    PlacementProblem problem = makeRandomPlacementProblem(rng, 4 + trial % 9);
-    if (freeOps(problem) > 12)
-      continue;
-    problem.gpuBudgetBytes = makeBindingBudget(rng, problem);
-    std::optional<double> optimum = bruteForce(problem);
-    std::optional<Solved> exact = solve(problem, PlacementStrategy::Exact);
-    ASSERT_EQ(optimum.has_value(), exact.has_value()) << "trial " << trial;
-    if (!optimum)
-      continue;
-    ++checked;
-    EXPECT_NEAR(exact->us, *optimum, 1e-9 * *optimum) << "trial " << trial;
-    MakespanBound bound =
-        computeMakespanBound(problem, BoundEffort::Exhaustive);
-    EXPECT_LE(bound.us(), *optimum * (1 + 1e-9)) << "trial " << trial;
-    // Few enough ops are free here for the placements term to be complete.
-    ASSERT_TRUE(bound.placementsUs.has_value()) << "trial " << trial;
-    double chainAndLoad = std::max(bound.chainUs, bound.loadUs);
-    tighter += *bound.placementsUs > chainAndLoad * (1 + 1e-6);
-    memoryTighter += bound.memoryUs > chainAndLoad * (1 + 1e-6);
+  // Two streams of graphs: the second found operands that view one buffer
+  // counted twice against the budget (an op wrongly kept off the GPU, and
+  // a bound above the optimum).
+  for (unsigned seed : {11u, 2u}) {
+    std::mt19937 rng(seed);
+    for (int trial = 0; trial < 300; ++trial) {
+      PlacementProblem problem =
+          makeRandomPlacementProblem(rng, 4 + trial % 9);
+      if (freeOps(problem) > 12)
+        continue;
+      problem.gpuBudgetBytes = makeBindingBudget(rng, problem);
+      std::optional<double> optimum = bruteForce(problem);
+      std::optional<Solved> exact = solve(problem, PlacementStrategy::Exact);
+      std::string where = llvm::formatv("seed {0} trial {1}", seed, trial);
+      ASSERT_EQ(optimum.has_value(), exact.has_value()) << where;
+      if (!optimum)
+        continue;
+      ++checked;
+      EXPECT_NEAR(exact->us, *optimum, 1e-9 * *optimum) << where;
+      MakespanBound bound =
+          computeMakespanBound(problem, BoundEffort::Exhaustive);
+      EXPECT_LE(bound.us(), *optimum * (1 + 1e-9)) << where;
+      // Few enough ops are free here for the placements term to be complete.
+      ASSERT_TRUE(bound.placementsUs.has_value()) << where;
+      double chainAndLoad = std::max(bound.chainUs, bound.loadUs);
+      tighter += *bound.placementsUs > chainAndLoad * (1 + 1e-6);
+      memoryTighter += bound.memoryUs > chainAndLoad * (1 + 1e-6);
+    }
   }
-  EXPECT_GT(checked, 100);
-  // The placements term earns its keep under binding budgets.
+  EXPECT_GT(checked, 300);
+  // The placements term earns its keep under binding budgets; the memory
+  // term, with each op kept off a device where it cannot finish in time,
+  // on about one graph in eight.
   EXPECT_GT(tighter, checked / 10);
-  EXPECT_GT(memoryTighter, 0);
+  EXPECT_GT(memoryTighter, checked / 20);
   std::printf("the placements term raised the bound on %d of %d graphs, "
               "the memory term on %d\n",
               tighter, checked, memoryTighter);

@@ -8,6 +8,7 @@
 #include "llvm/ADT/BitVector.h"
 
 #include <array>
+#include <optional>
 #include <cmath>
 
 using namespace mlir;
@@ -56,25 +57,39 @@ std::array<bool, 2> allowedDevices(const PlacementProblem &problem,
     allowed[device] = op.canRunOn(kind) && (!op.pin || *op.pin == kind);
   }
   if (allowed[1]) {
-    int64_t bytes = alignBufferSize(op.gpuWorkspaceBytes);
-    for (int value : op.operands)
-      bytes += alignBufferSize(problem.values[value].bytes);
-    for (int value : op.results)
-      bytes += alignBufferSize(problem.values[value].bytes);
+    // Operands that share a buffer (views of one value) count once; a
+    // view's result is its operand's buffer.
+    auto none = [](int) { return false; };
+    int64_t bytes = op.aliasesOperand ? 0 : ownGpuBytes(problem, op, none);
     allowed[1] = bytes <= problem.gpuBudgetBytes;
   }
   return allowed;
 }
 
+/// Per op and device (0: CPU, 1: GPU), microseconds; kNever where the op
+/// cannot run there.
+using PerDevice = std::vector<std::array<double, 2>>;
+
+/// The time a value takes to reach device `to` from the other one.
+double copyToUs(const PlacementProblem &problem, int value, int to) {
+  const PlacementValue &moved = problem.values[value];
+  return to ? moved.h2dUs : moved.d2hUs;
+}
+
+/// The longest path from the inputs to the results, each op on the device
+/// that finishes it first and a copy paid where the path changes device.
+/// With `starts`, also each op's earliest start on each device.
 double chainBoundUs(const PlacementProblem &problem,
-                    const std::vector<std::array<bool, 2>> &allowed) {
+                    const std::vector<std::array<bool, 2>> &allowed,
+                    PerDevice *starts = nullptr) {
   // Per value, the earliest it can be ready on each device (0: CPU, 1: GPU):
   // produced there, or produced on the other and copied over. Each op picks
   // its device on its own, so this is below every placement's chain.
   std::vector<std::array<double, 2>> ready(problem.values.size(), {0, 0});
+  if (starts)
+    starts->assign(problem.ops.size(), {kNever, kNever});
   auto copyUs = [&](int value, int to) {
-    const PlacementValue &moved = problem.values[value];
-    return to ? moved.h2dUs : moved.d2hUs;
+    return copyToUs(problem, value, to);
   };
   auto readyOn = [&](int value, int device) {
     return std::min(ready[value][device],
@@ -102,6 +117,8 @@ double chainBoundUs(const PlacementProblem &problem,
       for (int value : op.hostOperands)
         start = std::max(start, readyOn(value, 0));
       finish[device] = start + (device ? op.gpuUs : op.cpuUs);
+      if (starts)
+        (*starts)[index][device] = start;
     }
     for (int value : op.results)
       for (int device = 0; device < 2; ++device)
@@ -113,6 +130,84 @@ double chainBoundUs(const PlacementProblem &problem,
     if (value.isResult)
       longest = std::max(longest, readyOn(index, 0));
   return longest;
+}
+
+/// Per op and device, the least makespan of any schedule that runs the op
+/// there: its earliest start there (the chain bound's forward pass), its
+/// time, and the least the rest of the longest path through its results
+/// takes to the program's end (the same pass backwards: each later op on
+/// its better device, copies paid where the path changes device, a result
+/// copied to the host). Empty where some op (not a view) can run nowhere.
+PerDevice throughOpUs(const PlacementProblem &problem,
+                      const std::vector<std::array<bool, 2>> &allowed) {
+  PerDevice starts;
+  chainBoundUs(problem, allowed, &starts);
+  // A view's readers on the other device may get a copy of the view or of
+  // the value it views (the builder copies whichever is read there): the
+  // cheaper of the two along the chain of views.
+  PerDevice copyUs(problem.values.size());
+  for (size_t value = 0; value < problem.values.size(); ++value)
+    copyUs[value] = {copyToUs(problem, value, 0), copyToUs(problem, value, 1)};
+  for (const PlacementOp &op : problem.ops)
+    if (op.aliasesOperand)
+      for (int value : op.results)
+        for (int to = 0; to < 2; ++to)
+          copyUs[value][to] =
+              std::min(copyUs[value][to], copyUs[op.operands.front()][to]);
+  // Per value and the device it is on: the least time from then to the end
+  // that its readers need.
+  PerDevice needs(problem.values.size(), {0, 0});
+  for (auto [index, value] : llvm::enumerate(problem.values))
+    if (value.isResult)
+      needs[index] = {0, copyUs[index][0]};
+  PerDevice through(problem.ops.size(), {kNever, kNever});  // weights too
+  for (int index = int(problem.ops.size()) - 1; index >= 0; --index) {
+    const PlacementOp &op = problem.ops[index];
+    if (op.isWeight)
+      continue;
+    if (op.aliasesOperand) { // a view: its readers are its operand's
+      through[index] = {0, 0}; // it takes no time, and is never ruled out
+      int source = op.operands.front();
+      for (int value : op.results)
+        for (int device = 0; device < 2; ++device)
+          needs[source][device] =
+              std::max(needs[source][device], needs[value][device]);
+      continue;
+    }
+    if (!allowed[index][0] && !allowed[index][1])
+      return {};
+    // From the op's start on each device to the end.
+    std::array<double, 2> rest{kNever, kNever};
+    for (int device = 0; device < 2; ++device) {
+      if (!allowed[index][device])
+        continue;
+      double tail = 0;
+      for (int value : op.results)
+        tail = std::max(tail, needs[value][device]);
+      rest[device] = (device ? op.gpuUs : op.cpuUs) + tail;
+      through[index][device] = starts[index][device] + rest[device];
+    }
+    // What each operand needs from the op, per device it is on: a copy to
+    // where the op reads it, then the op's rest on its better device.
+    auto need = [&](int value, std::optional<int> readOn) {
+      for (int from = 0; from < 2; ++from) {
+        double least = kNever;
+        for (int device = 0; device < 2; ++device) {
+          if (rest[device] == kNever)
+            continue;
+          int at = readOn ? *readOn : device;
+          least = std::min(least,
+                           rest[device] + (at != from ? copyUs[value][at] : 0));
+        }
+        needs[value][from] = std::max(needs[value][from], least);
+      }
+    };
+    for (int value : op.operands)
+      need(value, std::nullopt);
+    for (int value : op.hostOperands)
+      need(value, 0);
+  }
+  return through;
 }
 
 /// The load relaxation, as the dual of
@@ -234,15 +329,19 @@ constexpr size_t kMaxMemoryBoundOps = 4096;
 ///           + sum (1 - x) g A) / B <= T
 /// (r_w, s_w: weight w resident or streamed, at least the GPU's share of
 /// each reader; P: one dependency path, the longest at each op's faster
-/// device). Where some point of the dual, the multipliers (a, b, k, p, m)
-/// summing to 1, is positive at T, no fractional placement, and so no
-/// placement and schedule, finishes by T. The bound is the largest T shown
-/// so, by bisection.
+/// device). An op may not go to a device where every schedule running it
+/// there is longer than T (throughOpUs): an op far slower on the CPU than
+/// the whole makespan cannot take a fraction of the GPU's load there.
+/// Where some point of the dual, the multipliers (a, b, k, p, m) summing to
+/// 1, is positive at T, no fractional placement, and so no placement and
+/// schedule, finishes by T. The bound is the largest T shown so, by
+/// bisection.
 class MemoryBound {
 public:
   MemoryBound(const PlacementProblem &problem,
               const std::vector<std::array<bool, 2>> &allowed)
       : budget(double(problem.gpuBudgetBytes)) {
+    PerDevice through = throughOpUs(problem, allowed);
     // Weight values: their bytes, copy time, readers, and whether they can
     // be resident (the weight op may go to the GPU) or streamed (it may
     // stay on the host).
@@ -316,6 +415,8 @@ public:
       entry.cpuUs = allowed[index][0] ? op.cpuUs : kNever;
       entry.gpuUs = allowed[index][1] ? op.gpuUs : kNever;
       entry.onPath = onPath[index];
+      if (!through.empty())
+        entry.throughUs = through[index];
       // Its own buffers while it runs; a weight's bytes are counted as
       // resident or streamed.
       if (allowed[index][1] && !op.aliasesOperand)
@@ -359,6 +460,9 @@ private:
   };
   struct Op {
     double cpuUs = 0, gpuUs = 0, heldBytes = 0;
+    /// The least makespan of a schedule running it on the CPU, on the GPU
+    /// (throughOpUs): no schedule of makespan T runs it where this is above T.
+    std::array<double, 2> throughUs{0, 0};
     bool onPath = false;
     llvm::SmallVector<int, 2> weights;
   };
@@ -370,11 +474,14 @@ private:
     auto [a, b, k, p, m] = point;
     double perByte = m / budget;
     double value = -T + perByte * residentFixedBytes * T;
+    // Rounding in the sums must not rule a device out at the makespan of
+    // a schedule that runs the op there.
+    double window = T * (1 + 1e-9);
     for (const Op &op : ops) {
       double onCpu = kNever, onGpu = kNever;
-      if (op.cpuUs != kNever)
+      if (op.cpuUs != kNever && op.throughUs[0] <= window)
         onCpu = (a + (op.onPath ? p : 0)) * op.cpuUs;
-      if (op.gpuUs != kNever) {
+      if (op.gpuUs != kNever && op.throughUs[1] <= window) {
         onGpu = (b + (op.onPath ? p : 0)) * op.gpuUs +
                 perByte * op.gpuUs * op.heldBytes;
         for (int index : op.weights) {
