@@ -132,16 +132,24 @@ double chainBoundUs(const PlacementProblem &problem,
   return longest;
 }
 
-/// Per op and device, the least makespan of any schedule that runs the op
-/// there: its earliest start there (the chain bound's forward pass), its
-/// time, and the least the rest of the longest path through its results
-/// takes to the program's end (the same pass backwards: each later op on
-/// its better device, copies paid where the path changes device, a result
-/// copied to the host). Empty where some op (not a view) can run nowhere.
-PerDevice throughOpUs(const PlacementProblem &problem,
-                      const std::vector<std::array<bool, 2>> &allowed) {
-  PerDevice starts;
-  chainBoundUs(problem, allowed, &starts);
+/// Per op and device, what any schedule that runs the op there must spend
+/// before and after it: `start`, its earliest start there (the chain
+/// bound's forward pass), and `after`, the least the rest of the longest
+/// path through its results takes to the program's end (the same pass
+/// backwards: each later op on its better device, copies paid where the
+/// path changes device, a result copied to the host). kNever where it
+/// cannot run; 0 for views (no time, never ruled out) and weights.
+struct OpSpans {
+  PerDevice start, after;
+  bool empty() const { return start.empty(); }
+};
+
+/// The spans of every op; empty where some op (not a view) can run nowhere.
+OpSpans opSpans(const PlacementProblem &problem,
+                const std::vector<std::array<bool, 2>> &allowed) {
+  OpSpans spans;
+  chainBoundUs(problem, allowed, &spans.start);
+  spans.after.assign(problem.ops.size(), {0, 0});
   // A view's readers on the other device may get a copy of the view or of
   // the value it views (the builder copies whichever is read there): the
   // cheaper of the two along the chain of views.
@@ -160,13 +168,12 @@ PerDevice throughOpUs(const PlacementProblem &problem,
   for (auto [index, value] : llvm::enumerate(problem.values))
     if (value.isResult)
       needs[index] = {0, copyUs[index][0]};
-  PerDevice through(problem.ops.size(), {kNever, kNever});  // weights too
   for (int index = int(problem.ops.size()) - 1; index >= 0; --index) {
     const PlacementOp &op = problem.ops[index];
     if (op.isWeight)
       continue;
     if (op.aliasesOperand) { // a view: its readers are its operand's
-      through[index] = {0, 0}; // it takes no time, and is never ruled out
+      spans.start[index] = {0, 0};
       int source = op.operands.front();
       for (int value : op.results)
         for (int device = 0; device < 2; ++device)
@@ -185,7 +192,7 @@ PerDevice throughOpUs(const PlacementProblem &problem,
       for (int value : op.results)
         tail = std::max(tail, needs[value][device]);
       rest[device] = (device ? op.gpuUs : op.cpuUs) + tail;
-      through[index][device] = starts[index][device] + rest[device];
+      spans.after[index][device] = tail;
     }
     // What each operand needs from the op, per device it is on: a copy to
     // where the op reads it, then the op's rest on its better device.
@@ -207,7 +214,10 @@ PerDevice throughOpUs(const PlacementProblem &problem,
     for (int value : op.hostOperands)
       need(value, 0);
   }
-  return through;
+  for (auto [index, op] : llvm::enumerate(problem.ops))
+    if (op.isWeight)
+      spans.start[index] = {0, 0};
+  return spans;
 }
 
 /// The load relaxation, as the dual of
@@ -330,8 +340,10 @@ constexpr size_t kMaxMemoryBoundOps = 4096;
 /// (r_w, s_w: weight w resident or streamed, at least the GPU's share of
 /// each reader; P: one dependency path, the longest at each op's faster
 /// device). An op may not go to a device where every schedule running it
-/// there is longer than T (throughOpUs): an op far slower on the CPU than
-/// the whole makespan cannot take a fraction of the GPU's load there.
+/// there is longer than T (its OpSpans): an op far slower on the CPU than
+/// the whole makespan cannot take a fraction of the GPU's load there. The
+/// ops left only one device then run one at a time on its queue, between
+/// the earliest any of them can start and the least any leaves after it.
 /// Where some point of the dual, the multipliers (a, b, k, p, m) summing to
 /// 1, is positive at T, no fractional placement, and so no placement and
 /// schedule, finishes by T. The bound is the largest T shown so, by
@@ -341,7 +353,7 @@ public:
   MemoryBound(const PlacementProblem &problem,
               const std::vector<std::array<bool, 2>> &allowed)
       : budget(double(problem.gpuBudgetBytes)) {
-    PerDevice through = throughOpUs(problem, allowed);
+    OpSpans spans = opSpans(problem, allowed);
     // Weight values: their bytes, copy time, readers, and whether they can
     // be resident (the weight op may go to the GPU) or streamed (it may
     // stay on the host).
@@ -415,8 +427,10 @@ public:
       entry.cpuUs = allowed[index][0] ? op.cpuUs : kNever;
       entry.gpuUs = allowed[index][1] ? op.gpuUs : kNever;
       entry.onPath = onPath[index];
-      if (!through.empty())
-        entry.throughUs = through[index];
+      if (!spans.empty()) {
+        entry.startUs = spans.start[index];
+        entry.afterUs = spans.after[index];
+      }
       // Its own buffers while it runs; a weight's bytes are counted as
       // resident or streamed.
       if (allowed[index][1] && !op.aliasesOperand)
@@ -460,9 +474,13 @@ private:
   };
   struct Op {
     double cpuUs = 0, gpuUs = 0, heldBytes = 0;
-    /// The least makespan of a schedule running it on the CPU, on the GPU
-    /// (throughOpUs): no schedule of makespan T runs it where this is above T.
-    std::array<double, 2> throughUs{0, 0};
+    /// Its span on the CPU, on the GPU (OpSpans): no schedule of makespan
+    /// T runs it on a device where start + time + after is above T.
+    std::array<double, 2> startUs{0, 0}, afterUs{0, 0};
+    bool fitsOn(int device, double T) const {
+      double us = device ? gpuUs : cpuUs;
+      return us != kNever && startUs[device] + us + afterUs[device] <= T;
+    }
     bool onPath = false;
     llvm::SmallVector<int, 2> weights;
   };
@@ -474,14 +492,12 @@ private:
     auto [a, b, k, p, m] = point;
     double perByte = m / budget;
     double value = -T + perByte * residentFixedBytes * T;
-    // Rounding in the sums must not rule a device out at the makespan of
-    // a schedule that runs the op there.
-    double window = T * (1 + 1e-9);
+    double window = spanWindow(T);
     for (const Op &op : ops) {
       double onCpu = kNever, onGpu = kNever;
-      if (op.cpuUs != kNever && op.throughUs[0] <= window)
+      if (op.fitsOn(0, window))
         onCpu = (a + (op.onPath ? p : 0)) * op.cpuUs;
-      if (op.gpuUs != kNever && op.throughUs[1] <= window) {
+      if (op.fitsOn(1, window)) {
         onGpu = (b + (op.onPath ? p : 0)) * op.gpuUs +
                 perByte * op.gpuUs * op.heldBytes;
         for (int index : op.weights) {
@@ -504,9 +520,40 @@ private:
     return value;
   }
 
+  /// Rounding in the sums must not rule a device out at the makespan of a
+  /// schedule that runs the op there.
+  static double spanWindow(double T) { return T * (1 + 1e-9); }
+
+  /// Whether the ops that fit only one device by T (Op::fitsOn) cannot all
+  /// run on its queue by T: one at a time, the first starting no earlier
+  /// than the least of their starts and the last followed by at least the
+  /// least of their afters. An op that fits neither rules T out.
+  bool queueRulesOut(double T) const {
+    double window = spanWindow(T);
+    std::array<double, 2> busy{0, 0}, first{kNever, kNever},
+        last{kNever, kNever};
+    for (const Op &op : ops) {
+      bool cpu = op.fitsOn(0, window), gpu = op.fitsOn(1, window);
+      if (!cpu && !gpu)
+        return true;
+      if (cpu && gpu)
+        continue;
+      int device = gpu;
+      busy[device] += device ? op.gpuUs : op.cpuUs;
+      first[device] = std::min(first[device], op.startUs[device]);
+      last[device] = std::min(last[device], op.afterUs[device]);
+    }
+    for (int device = 0; device < 2; ++device)
+      if (busy[device] > 0 && first[device] + busy[device] + last[device] > window)
+        return true;
+    return false;
+  }
+
   /// Whether some dual point is positive at T: a grid over the simplex,
   /// then a pattern search, starting from the last point that was.
   bool rulesOut(double T) {
+    if (queueRulesOut(T))
+      return true;
     double bestValue = at(last, T);
     Point bestPoint = last;
     auto consider = [&](const Point &point) {
