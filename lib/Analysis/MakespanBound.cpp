@@ -606,6 +606,36 @@ private:
 /// item's own buffers (the happens-before sets are quadratic).
 constexpr size_t kMaxOrderedItems = 2048;
 
+/// The longest a queue of `program` keeps the run going, in any schedule:
+/// its items one at a time, the first starting no earlier than the least
+/// of their earliest starts (`finish` less their time: lower bounds of
+/// their finish times), and the last followed by at least the least of
+/// their longest paths to the end.
+double busiestSpanUs(const QueueProgram &program,
+                     const std::vector<double> &finish) {
+  size_t count = program.items.size();
+  // Inputs come before their readers: one pass from the end.
+  std::vector<double> after(count, 0);
+  for (size_t index = count; index-- > 0;) {
+    const QueueItem &item = program.items[index];
+    for (int32_t input : item.inputs)
+      after[input] = std::max(after[input], item.us + after[index]);
+  }
+  std::array<double, kNumQueues> busy{}, first, last;
+  first.fill(kNever);
+  last.fill(kNever);
+  for (auto [index, item] : llvm::enumerate(program.items)) {
+    busy[item.queue] += item.us;
+    first[item.queue] = std::min(first[item.queue], finish[index] - item.us);
+    last[item.queue] = std::min(last[item.queue], after[index]);
+  }
+  double longest = 0;
+  for (int queue = 0; queue < kNumQueues; ++queue)
+    if (busy[queue] > 0)
+      longest = std::max(longest, first[queue] + busy[queue] + last[queue]);
+  return longest;
+}
+
 /// The bound of one placement under every schedule of its queue program,
 /// or nullopt where no schedule of it can fit `budget`: the GPU bytes some
 /// item certainly needs while it runs (every resident weight, its own
@@ -641,11 +671,7 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
     return moved;
   };
   relax();
-  std::array<double, kNumQueues> busy{};
-  for (const QueueItem &item : program.items)
-    busy[item.queue] += item.us;
-  for (double queueUs : busy)
-    longest = std::max(longest, queueUs);
+  longest = std::max(longest, busiestSpanUs(program, finish));
 
   if (!problem.hasGpu)
     return longest;
@@ -728,7 +754,7 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
   // nothing moves (each pass's finish times are lower bounds already).
   for (int pass = 0; constrained && pass < 8; ++pass)
     constrained = relax();
-  return longest;
+  return std::max(longest, busiestSpanUs(program, finish));
 }
 
 /// True if no completion of `pinned`'s pins can fit its budget: the weights
