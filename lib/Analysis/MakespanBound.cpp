@@ -449,25 +449,12 @@ public:
   /// The largest makespan this relaxation rules out, at least `floor`
   /// (where it rules out none above `floor`, `floor`).
   double best(double floor) {
-    if (budget <= 0)
+    if (budget <= 0 || floor <= 0)
       return floor;
-    return largestRuledOut(floor, [&](double T) { return rulesOut(T); });
-  }
-
-  /// The largest makespan the spans alone rule out (queueRulesOut), at
-  /// least `floor`: no dual search, for a bound wanted at many nodes.
-  double bestBySpans(double floor) {
-    return largestRuledOut(floor, [&](double T) { return queueRulesOut(T); });
-  }
-
-private:
-  /// The largest T that `rules` rules out, at least `floor`, by doubling
-  /// and bisection (a T ruled out rules out every smaller one).
-  template <typename Rules> static double largestRuledOut(double floor, Rules rules) {
-    if (floor <= 0 || !rules(floor))
+    if (!rulesOut(floor))
       return floor;
     double lo = floor, hi = floor * 2;
-    while (rules(hi)) {
+    while (rulesOut(hi)) {
       lo = hi;
       hi *= 2;
       if (hi > kMaxOpUs)
@@ -475,11 +462,12 @@ private:
     }
     for (int step = 0; step < 40 && hi - lo > 1e-6 * lo; ++step) {
       double mid = 0.5 * (lo + hi);
-      (rules(mid) ? lo : hi) = mid;
+      (rulesOut(mid) ? lo : hi) = mid;
     }
     return lo;
   }
 
+private:
   struct Weight {
     double bytes, copyUs, readers;
     bool residentOk, streamable;
@@ -865,12 +853,9 @@ MakespanBound tandem::computeMakespanBound(const PlacementProblem &problem,
   bound.chainUs = chainBoundUs(problem, allowed);
   bound.loadUs = LoadBound(problem, allowed).best(effort);
   double chainAndLoadUs = std::max(bound.chainUs, bound.loadUs);
-  if (problem.hasGpu && problem.ops.size() <= kMaxMemoryBoundOps) {
-    MemoryBound memory(problem, allowed);
-    bound.memoryUs = effort == BoundEffort::Exhaustive
-                         ? memory.best(chainAndLoadUs)
-                         : memory.bestBySpans(chainAndLoadUs);
-  }
+  if (effort == BoundEffort::Exhaustive && problem.hasGpu &&
+      problem.ops.size() <= kMaxMemoryBoundOps)
+    bound.memoryUs = MemoryBound(problem, allowed).best(chainAndLoadUs);
   if (effort == BoundEffort::Exhaustive)
     bound.placementsUs =
         placementsBoundUs(problem, chainAndLoadUs, fittingUs);

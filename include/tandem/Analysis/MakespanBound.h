@@ -48,9 +48,8 @@ namespace mlir::tandem {
 struct MakespanBound {
   /// The chain term and the load term, microseconds.
   double chainUs = 0, loadUs = 0;
-  /// The memory term, at least the chain and load terms where computed (at
-  /// most 4096 ops; with BoundEffort::Exhaustive the whole relaxation,
-  /// otherwise its span check alone); 0 elsewhere.
+  /// The memory term, at least the chain and load terms where computed
+  /// (BoundEffort::Exhaustive, at most 4096 ops); 0 elsewhere.
   double memoryUs = 0;
   /// The placements term, where it was computed (BoundEffort::Exhaustive,
   /// few enough free ops, the enumeration finished).
