@@ -8,8 +8,9 @@
 #include "llvm/ADT/BitVector.h"
 
 #include <array>
-#include <optional>
 #include <cmath>
+#include <optional>
+#include <queue>
 
 using namespace mlir;
 using namespace mlir::tandem;
@@ -74,6 +75,44 @@ using PerDevice = std::vector<std::array<double, 2>>;
 double copyToUs(const PlacementProblem &problem, int value, int to) {
   const PlacementValue &moved = problem.values[value];
   return to ? moved.h2dUs : moved.d2hUs;
+}
+
+/// Work one queue must run: from no earlier than `releaseUs`, for `us`, and
+/// followed by at least `tailUs` before the run can end.
+struct QueueJob {
+  double releaseUs, us, tailUs;
+};
+
+/// The least makespan of one queue running `jobs` when it may interrupt
+/// them (Jackson's preemptive schedule: at each release, the released job
+/// with the longest tail runs), so a lower bound of every schedule that runs
+/// them one at a time. It is the largest, over any subset of the jobs, of
+/// their least release, their summed times and their least tail.
+double preemptiveQueueUs(std::vector<QueueJob> jobs) {
+  llvm::sort(jobs, [](const QueueJob &a, const QueueJob &b) {
+    return a.releaseUs < b.releaseUs;
+  });
+  // Released and unfinished: (tail, time left).
+  std::priority_queue<std::pair<double, double>> ready;
+  double now = 0, longest = 0;
+  size_t next = 0;
+  while (next < jobs.size() || !ready.empty()) {
+    if (ready.empty())
+      now = std::max(now, jobs[next].releaseUs);
+    for (; next < jobs.size() && jobs[next].releaseUs <= now; ++next)
+      ready.push({jobs[next].tailUs, jobs[next].us});
+    auto [tail, left] = ready.top();
+    ready.pop();
+    double release = next < jobs.size() ? jobs[next].releaseUs : kNever;
+    if (now + left <= release) {
+      now += left;
+      longest = std::max(longest, now + tail);
+    } else {
+      ready.push({tail, left - (release - now)});
+      now = release;
+    }
+  }
+  return longest;
 }
 
 /// The longest path from the inputs to the results, each op on the device
@@ -530,8 +569,7 @@ private:
   /// least of their afters. An op that fits neither rules T out.
   bool queueRulesOut(double T) const {
     double window = spanWindow(T);
-    std::array<double, 2> busy{0, 0}, first{kNever, kNever},
-        last{kNever, kNever};
+    std::array<std::vector<QueueJob>, 2> left;
     for (const Op &op : ops) {
       bool cpu = op.fitsOn(0, window), gpu = op.fitsOn(1, window);
       if (!cpu && !gpu)
@@ -539,12 +577,11 @@ private:
       if (cpu && gpu)
         continue;
       int device = gpu;
-      busy[device] += device ? op.gpuUs : op.cpuUs;
-      first[device] = std::min(first[device], op.startUs[device]);
-      last[device] = std::min(last[device], op.afterUs[device]);
+      left[device].push_back({op.startUs[device], device ? op.gpuUs : op.cpuUs,
+                              op.afterUs[device]});
     }
-    for (int device = 0; device < 2; ++device)
-      if (busy[device] > 0 && first[device] + busy[device] + last[device] > window)
+    for (std::vector<QueueJob> &jobs : left)
+      if (!jobs.empty() && preemptiveQueueUs(std::move(jobs)) > window)
         return true;
     return false;
   }
@@ -621,18 +658,12 @@ double busiestSpanUs(const QueueProgram &program,
     for (int32_t input : item.inputs)
       after[input] = std::max(after[input], item.us + after[index]);
   }
-  std::array<double, kNumQueues> busy{}, first, last;
-  first.fill(kNever);
-  last.fill(kNever);
-  for (auto [index, item] : llvm::enumerate(program.items)) {
-    busy[item.queue] += item.us;
-    first[item.queue] = std::min(first[item.queue], finish[index] - item.us);
-    last[item.queue] = std::min(last[item.queue], after[index]);
-  }
+  std::array<std::vector<QueueJob>, kNumQueues> queues;
+  for (auto [index, item] : llvm::enumerate(program.items))
+    queues[item.queue].push_back({finish[index] - item.us, item.us, after[index]});
   double longest = 0;
-  for (int queue = 0; queue < kNumQueues; ++queue)
-    if (busy[queue] > 0)
-      longest = std::max(longest, first[queue] + busy[queue] + last[queue]);
+  for (std::vector<QueueJob> &jobs : queues)
+    longest = std::max(longest, preemptiveQueueUs(std::move(jobs)));
   return longest;
 }
 
