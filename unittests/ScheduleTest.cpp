@@ -318,11 +318,13 @@ TEST(ScheduleTest, ExactIsTheBruteForceOptimumAndTheBoundIsBelowIt) {
     }
   }
   EXPECT_GT(checked, 300);
-  // The placements term earns its keep under binding budgets; the memory
-  // term, with each op kept off a device where it cannot finish in time,
-  // on about one graph in eight.
-  EXPECT_GT(tighter, checked / 10);
-  EXPECT_GT(memoryTighter, checked / 20);
+  // The placements term earns its keep under binding budgets (on about one
+  // graph in four, one in six before each queue was held to its items'
+  // starts and tails); the memory term, with each op kept off a device
+  // where it cannot finish in time, on about one in six (one in sixty
+  // before).
+  EXPECT_GT(tighter, checked / 5);
+  EXPECT_GT(memoryTighter, checked / 8);
   std::printf("the placements term raised the bound on %d of %d graphs, "
               "the memory term on %d\n",
               tighter, checked, memoryTighter);
