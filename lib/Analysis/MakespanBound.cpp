@@ -176,8 +176,9 @@ double chainBoundUs(const PlacementProblem &problem,
 /// bound's forward pass), and `after`, the least the rest of the longest
 /// path through its results takes to the program's end (the same pass
 /// backwards: each later op on its better device, copies paid where the
-/// path changes device, a result copied to the host). kNever where it
-/// cannot run; 0 for views (no time, never ruled out) and weights.
+/// path changes device, a result copied to the host). The start is kNever
+/// where it cannot run, and both are 0 for views (no time, never ruled
+/// out) and weights.
 struct OpSpans {
   PerDevice start, after;
   bool empty() const { return start.empty(); }
@@ -381,8 +382,8 @@ constexpr size_t kMaxMemoryBoundOps = 4096;
 /// device). An op may not go to a device where every schedule running it
 /// there is longer than T (its OpSpans): an op far slower on the CPU than
 /// the whole makespan cannot take a fraction of the GPU's load there. The
-/// ops left only one device then run one at a time on its queue, between
-/// the earliest any of them can start and the least any leaves after it.
+/// ops left only one device then run one at a time on its queue, each from
+/// its start and followed by its after (preemptiveQueueUs).
 /// Where some point of the dual, the multipliers (a, b, k, p, m) summing to
 /// 1, is positive at T, no fractional placement, and so no placement and
 /// schedule, finishes by T. The bound is the largest T shown so, by
@@ -564,9 +565,9 @@ private:
   static double spanWindow(double T) { return T * (1 + 1e-9); }
 
   /// Whether the ops that fit only one device by T (Op::fitsOn) cannot all
-  /// run on its queue by T: one at a time, the first starting no earlier
-  /// than the least of their starts and the last followed by at least the
-  /// least of their afters. An op that fits neither rules T out.
+  /// run on its queue by T, one at a time, each from its start there and
+  /// followed by its after (preemptiveQueueUs). An op that fits neither
+  /// rules T out.
   bool queueRulesOut(double T) const {
     double window = spanWindow(T);
     std::array<std::vector<QueueJob>, 2> left;
@@ -644,10 +645,9 @@ private:
 constexpr size_t kMaxOrderedItems = 2048;
 
 /// The longest a queue of `program` keeps the run going, in any schedule:
-/// its items one at a time, the first starting no earlier than the least
-/// of their earliest starts (`finish` less their time: lower bounds of
-/// their finish times), and the last followed by at least the least of
-/// their longest paths to the end.
+/// its items one at a time, each from its earliest start (`finish` less its
+/// time: lower bounds of the finish times) and followed by its longest path
+/// to the end (preemptiveQueueUs).
 double busiestSpanUs(const QueueProgram &program,
                      const std::vector<double> &finish) {
   size_t count = program.items.size();
