@@ -21,13 +21,18 @@
 //   GPU's bytes integrated over the run within the budget times the
 //   makespan: a resident weight holds its bytes for the whole run, a
 //   streamed one while it is copied and while its readers run, and each GPU
-//   op its own buffers while it runs. The largest makespan whose relaxation
-//   is shown infeasible (a positive point of its dual), by bisection;
+//   op its own buffers while it runs. At a makespan T each op is also kept
+//   off a device where its span there (its earliest start, its time, and
+//   the least that must follow it) exceeds T, and the ops left one device
+//   must fit its queue one at a time (Jackson's preemptive schedule). The
+//   largest makespan whose relaxation is shown infeasible (a positive point
+//   of its dual, or a queue that cannot fit), by bisection;
 // - the placements (where few enough ops are free to enumerate them by
 //   branch and bound): the least, over every placement that can fit, of the
 //   placement's own bound. With the devices fixed the copies are known, so
 //   no schedule of that placement, in any order, beats the longest path of
-//   its data dependencies or the busy time of its busiest queue; and a
+//   its data dependencies or any queue's items run one at a time between
+//   their earliest starts and their paths to the end; and a
 //   placement cannot fit when, beside its resident weights, the buffers some
 //   op or copy needs while it runs (its own, and those written before it and
 //   read after it in every order) exceed the budget. This is what sees that
