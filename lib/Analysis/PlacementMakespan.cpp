@@ -592,8 +592,9 @@ struct MakespanEffort {
   /// At most this many memory levels, each started from this many of the
   /// fastest candidates that fit it.
   size_t maxLevels, levelCandidates;
-  /// Work units (simulations) of the local searches in all.
-  int64_t allowance;
+  /// Work units (simulations) of the local searches in all; and of a
+  /// second, longer round of them (0: none).
+  int64_t allowance, longerAllowance;
 
   static MakespanEffort forSize(int64_t size) {
     MakespanEffort effort;
@@ -604,9 +605,19 @@ struct MakespanEffort {
     effort.maxLevels = size <= 500 ? 96 : size <= 2000 ? 24 : 8;
     effort.levelCandidates =
         size_t(std::clamp<int64_t>(20000 / std::max<int64_t>(size, 1), 2, 12));
-    effort.allowance = std::clamp<int64_t>(
-        int64_t(1.5e8 / (double(size) * double(std::max<int64_t>(size, 1)))),
-        32, 40000);
+    auto allowance = [&](double work) {
+      return std::clamp<int64_t>(
+          int64_t(work / (double(size) * double(std::max<int64_t>(size, 1)))),
+          32, 40000);
+    };
+    effort.allowance = allowance(1.5e8);
+    // Between the smallest graphs (searched to the cap already) and the
+    // large ones (a few moves a level): sixteen times the moves. A round of
+    // its own after the first, so that it only adds candidates: more moves
+    // from the same starts can end in another local optimum, and a worse one.
+    effort.longerAllowance = allowance(2.4e9);
+    if (effort.longerAllowance <= effort.allowance)
+      effort.longerAllowance = 0;
     return effort;
   }
 };
@@ -651,10 +662,15 @@ std::vector<PricedPlacement> search::SideCandidates::take() {
 
 namespace {
 
+void improveAtLevels(const PlacementProblem &problem, MakespanSearch &search,
+                     std::vector<PricedPlacement> &candidates,
+                     const std::vector<int64_t> &levels,
+                     const Placement &earliest, int64_t perLevel,
+                     size_t levelCandidates);
+
 void searchForMakespan(const PlacementProblem &problem,
                        MakespanSearch &search, FrontierCache &frontierCache,
                        SideCandidates &side) {
-  int64_t budget = search.budget;
   int64_t size = problem.ops.size() + problem.values.size();
   MakespanEffort effort = MakespanEffort::forSize(size);
   const Frontier &frontier = frontierCache.get();
@@ -697,8 +713,23 @@ void searchForMakespan(const PlacementProblem &problem,
       kept.push_back(levels[(k + 1) * levels.size() / effort.maxLevels - 1]);
     levels = std::move(kept);
   }
-  int64_t perLevel = std::max<int64_t>(
-      8, effort.allowance / std::max<size_t>(1, levels.size()));
+  for (int64_t allowance : {effort.allowance, effort.longerAllowance})
+    if (allowance > 0)
+      improveAtLevels(problem, search, candidates, levels, earliest,
+                      std::max<int64_t>(
+                          8, allowance / std::max<size_t>(1, levels.size())),
+                      effort.levelCandidates);
+}
+
+/// The local searches at memory `levels` (ascending) for `search`, each
+/// with `perLevel` work units, started from the fastest
+/// `levelCandidates` of `candidates` that fit it and more (below).
+void improveAtLevels(const PlacementProblem &problem, MakespanSearch &search,
+                     std::vector<PricedPlacement> &candidates,
+                     const std::vector<int64_t> &levels,
+                     const Placement &earliest, int64_t perLevel,
+                     size_t levelCandidates) {
+  int64_t budget = search.budget;
   // Local search from several starts per level: the best candidate within
   // the level, and the most different ones (everything on the CPU, the
   // earliest-finish placement, the best of the previous level), since a
@@ -715,7 +746,7 @@ void searchForMakespan(const PlacementProblem &problem,
     MakespanSearch local(problem, level);
     // The fastest few that fit the level start it (the answer at the budget
     // weighs them all).
-    local.offerAll(candidates, effort.levelCandidates);
+    local.offerAll(candidates, levelCandidates);
     if (!carried.empty())
       local.offer(carried);
     if (!local.found()) {
