@@ -127,12 +127,9 @@ double chainBoundUs(const PlacementProblem &problem,
   std::vector<std::array<double, 2>> ready(problem.values.size(), {0, 0});
   if (starts)
     starts->assign(problem.ops.size(), {kNever, kNever});
-  auto copyUs = [&](int value, int to) {
-    return copyToUs(problem, value, to);
-  };
   auto readyOn = [&](int value, int device) {
     return std::min(ready[value][device],
-                    ready[value][1 - device] + copyUs(value, device));
+                    ready[value][1 - device] + copyToUs(problem, value, device));
   };
   for (auto [index, value] : llvm::enumerate(problem.values))
     if (value.isArgument()) // arrives on the host
@@ -162,7 +159,8 @@ double chainBoundUs(const PlacementProblem &problem,
     for (int value : op.results)
       for (int device = 0; device < 2; ++device)
         ready[value][device] = std::min(
-            finish[device], finish[1 - device] + copyUs(value, device));
+            finish[device],
+            finish[1 - device] + copyToUs(problem, value, device));
     longest = std::max(longest, std::min(finish[0], finish[1]));
   }
   for (auto [index, value] : llvm::enumerate(problem.values))
@@ -177,8 +175,8 @@ double chainBoundUs(const PlacementProblem &problem,
 /// path through its results takes to the program's end (the same pass
 /// backwards: each later op on its better device, copies paid where the
 /// path changes device, a result copied to the host). The start is kNever
-/// where it cannot run, and both are 0 for views (no time, never ruled
-/// out) and weights.
+/// where it cannot run (and for weights, which take no time on a queue and
+/// have no span), and both are 0 for views (no time, never ruled out).
 struct OpSpans {
   PerDevice start, after;
   bool empty() const { return start.empty(); }
@@ -254,9 +252,6 @@ OpSpans opSpans(const PlacementProblem &problem,
     for (int value : op.hostOperands)
       need(value, 0);
   }
-  for (auto [index, op] : llvm::enumerate(problem.ops))
-    if (op.isWeight)
-      spans.start[index] = {0, 0};
   return spans;
 }
 
@@ -702,10 +697,10 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
     return moved;
   };
   relax();
-  longest = std::max(longest, busiestSpanUs(program, finish));
-
+  // The paths and the queues, once the finish times have stopped moving.
+  auto bound = [&] { return std::max(longest, busiestSpanUs(program, finish)); };
   if (!problem.hasGpu)
-    return longest;
+    return bound();
   // Items are in block order, inputs before readers: the ancestors of each.
   bool ordered = count <= kMaxOrderedItems;
   std::vector<llvm::BitVector> before;
@@ -755,7 +750,7 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
   if (most > budget)
     return std::nullopt;
   if (!ordered)
-    return longest;
+    return bound();
   // A buffer is live from its writer's start to its last reader's end, so
   // an item that runs before one of its readers, unordered with its writer,
   // either has the buffer beside it or has finished before the writer
@@ -785,7 +780,7 @@ std::optional<double> placementBoundUs(const PlacementProblem &problem,
   // nothing moves (each pass's finish times are lower bounds already).
   for (int pass = 0; constrained && pass < 8; ++pass)
     constrained = relax();
-  return std::max(longest, busiestSpanUs(program, finish));
+  return bound();
 }
 
 /// True if no completion of `pinned`'s pins can fit its budget: the weights
