@@ -159,6 +159,7 @@ class Exporter:
         self.aten_ops = set()  # the overloads lowered
         self.folds = {}  # node → BatchNormFold (folding.py)
         self.constants = {}  # node → its tensor, for the model's constants
+        self.cx.add_weight = self.folded_weight
 
     def run(self):
         signature = self.program.graph_signature
@@ -217,9 +218,7 @@ class Exporter:
                 raise ExportError(f"{kind.lower()} '{name}': {error}") from None
             self.weights[name] = tensor
             self.constants[node] = tensor
-            return self.builder.create("tandem.weight", [], type,
-                                       {"name": mlir.string(name)},
-                                       mlir.Location(name=name))
+            return self.weight_value(name, tensor, type)
         raise ExportError(f"input '{node.name}' of kind {kind} is not supported")
 
     def convert(self, arg):
@@ -305,9 +304,16 @@ class Exporter:
         while name in self.weights or name in self.program.state_dict:
             name += "_"
         self.weights[name] = tensor
-        return self.builder.create("tandem.weight", [], tensor_type(tensor),
-                                   {"name": mlir.string(name)},
-                                   mlir.Location(name=name))
+        return self.weight_value(name, tensor, tensor_type(tensor))
+
+    def weight_value(self, name, tensor, type):
+        """A tandem.weight reading `name`, whose value lowerings may fold
+        (Context.folded)."""
+        value = self.builder.create("tandem.weight", [], type,
+                                    {"name": mlir.string(name)},
+                                    mlir.Location(name=name))
+        self.cx.weight_values[value.name] = (name, tensor)
+        return value
 
     def output(self, node):
         results = []
@@ -323,10 +329,16 @@ class Exporter:
 
     def weights_file_contents(self):
         """Every parameter and buffer of a supported dtype under its
-        state_dict name, plus the constants the graph reads."""
+        state_dict name, plus the constants and folded weights the graph
+        reads (not those a later fold superseded: a batch-norm-folded
+        kernel of which only the depth slices are read)."""
         tensors = {name: t for name, t in self.program.state_dict.items()
                    if is_supported(t)}
-        tensors.update(self.weights)
+        read = {self.cx.weight_values[op.result.name][0]
+                for op in self.builder.live_operations()
+                if op.result.name in self.cx.weight_values}
+        tensors.update({name: t for name, t in self.weights.items()
+                        if name in read or name in tensors})
         return tensors
 
 

@@ -6,11 +6,15 @@ convolution, a norm over a linear's output seen through a transpose), and
 every compiled model matches PyTorch in eval mode. Then
 constant subgraphs: a transposed weight, a scaled parameter and a slice of
 a table are computed at export (no transpose, no op on them remains), and
-a weight's transpose read by a GEMM stays a tandem.linear.
+a weight's transpose read by a GEMM stays a tandem.linear. Last, what
+lowerings do to a weight (a 3-D kernel's depth slices, a transposed
+convolution's flipped kernel) is done at export too: no op of the exported
+program computes from weights alone.
 
 Usage: check_folding.py WORKDIR
 """
 import os
+import re
 import sys
 
 import torch
@@ -71,6 +75,33 @@ class Constants(nn.Module):
         y = x @ self.w.t()  # a tandem.linear, reading w as it is
         y = y * (self.scale * 2 + 1)
         return y + self.pos[:, :x.shape[1]] + self.m.t()
+
+
+def ops_on_weights_alone(text):
+    """The ops of an exported program (reshapes, which are views, aside)
+    whose operands all come from weights, fills or other such ops."""
+    constant, count = set(), 0
+    for line in text.splitlines():
+        match = re.match(r'\s*%(\w+) = "([\w.]+)"\(([^)]*)\)', line)
+        if not match:
+            continue
+        name, op, operands = match.groups()
+        operands = re.findall(r"%(\w+)", operands)
+        if all(o in constant for o in operands):
+            constant.add(name)
+            count += bool(operands) and op != "tandem.reshape"
+    return count
+
+
+LOWERING_FOLDS = [
+    ("conv3d (depth slices of its kernel)",
+     nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.ReLU(),
+                   nn.Conv3d(4, 3, (2, 3, 3), stride=(1, 2, 2))),
+     (1, 2, 5, 8, 8)),
+    ("transposed conv with padding (its kernel swapped and flipped)",
+     nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1),
+     (1, 4, 5, 5)),
+]
 
 
 def randomize(model):
@@ -143,7 +174,18 @@ def main():
     failures += not ok
     print(f"constant subgraphs: {folded} folded weights, {left} transposes or "
           f"slices left, max error {error:.2e}: {'ok' if ok else 'FAILED'}")
-    print(f"{len(CASES) + 1} cases, {failures} failures")
+    for k, (name, model, shape) in enumerate(LOWERING_FOLDS):
+        model = model.eval()
+        x = torch.randn(*shape)
+        mlir, _ = tandem.export(model, (x,), os.path.join(workdir, f"l{k}"))
+        with open(mlir) as f:
+            left = ops_on_weights_alone(f.read())
+        error = float((tandem.compile(model, (x,))(x) - model(x).detach()).abs().max())
+        ok = left == 0 and error <= 1e-4
+        failures += not ok
+        print(f"{name}: {left} ops on weights alone, max error {error:.2e}: "
+              f"{'ok' if ok else 'FAILED'}")
+    print(f"{len(CASES) + 1 + len(LOWERING_FOLDS)} cases, {failures} failures")
     return 1 if failures else 0
 
 

@@ -71,6 +71,10 @@ class Context:
         self.node = None
         self.location = mlir.UNKNOWN
         self.pin = None  # a device name from tandem.device_guard
+        # Weights whose values the export knows: value name -> (weight name,
+        # tensor); and how to add one (set by the exporter).
+        self.weight_values = {}
+        self.add_weight = None
 
     # -- types of the node being lowered --
     def result_type(self, index=None) -> TensorType:
@@ -83,6 +87,22 @@ class Context:
 
     def error(self, message) -> ExportError:
         return ExportError(f"{describe(self.node)}: {message}")
+
+    # -- weights --
+    def folded(self, value: Value, compute, suffix):
+        """`compute(tensor)` run now, at export, on the tensor of `value`
+        where it is a weight of the model (a parameter, a buffer or a
+        weight folded before), its result a new weight named after it with
+        `suffix`; else None, and the lowering emits the ops that compute it
+        in every run. (A lowering's own transform of a weight, such as a
+        3-D kernel's depth slices, is then no op of the compiled model.)"""
+        known = self.weight_values.get(value.name)
+        if known is None or self.add_weight is None:
+            return None
+        name, tensor = known
+        with torch.no_grad():
+            result = compute(tensor).contiguous()
+        return self.add_weight(f"{name}.{suffix}", result)
 
     # -- building --
     def emit(self, name, operands, type, attributes=None) -> Value:

@@ -74,8 +74,10 @@ def _conv3d(cx, x, weight, bias, stride, padding, dilation, groups, out):
     total = None
     for t, frames in enumerate(depth_taps(cx, x, taps, stride[0], dilation[0],
                                           padding[0], depth_out)):
-        kernel = cx.reshape(slice_along(cx, weight, 2, t, t + 1),
-                            (outputs, per_group, kh, kw))
+        # A weight's depth slices are cut once, at export.
+        kernel = cx.folded(weight, lambda w, t=t: w[:, :, t], f"depth{t}") or \
+            cx.reshape(slice_along(cx, weight, 2, t, t + 1),
+                       (outputs, per_group, kh, kw))
         y = _conv2d(cx, frames, kernel, bias if t == 0 else None, stride[1:],
                     padding[1:], dilation[1:], groups, planes)
         total = y if total is None else cx.emit("tandem.add", [total, y], planes)
@@ -203,11 +205,18 @@ def _transpose_as_convolution(cx, x, weight, bias, stride, dilation, groups,
              for k in range(2)]
     x = constant_pad(cx, x, [reach[1], reach[1] + extra[1] - (stride[1] - 1),
                              reach[0], reach[0] + extra[0] - (stride[0] - 1)])
-    # [c_in, c_out/g, kh, kw] -> [c_out, c_in/g, kh, kw], flipped.
-    swapped = cx.reshape(weight, (groups, channels // groups, per_group, kh, kw))
-    swapped = transpose(cx, swapped, [0, 2, 1, 3, 4])
-    swapped = cx.reshape(swapped, (groups * per_group, channels // groups, kh, kw))
-    swapped = flip(cx, swapped, [2, 3])
+    # [c_in, c_out/g, kh, kw] -> [c_out, c_in/g, kh, kw], flipped (once, at
+    # export, where the weight is the model's).
+    def swap(w):
+        w = w.reshape(groups, channels // groups, per_group, kh, kw)
+        return w.transpose(1, 2).reshape(groups * per_group, channels // groups,
+                                         kh, kw).flip(2, 3)
+    swapped = cx.folded(weight, swap, "flipped")
+    if swapped is None:
+        swapped = cx.reshape(weight, (groups, channels // groups, per_group, kh, kw))
+        swapped = transpose(cx, swapped, [0, 2, 1, 3, 4])
+        swapped = cx.reshape(swapped, (groups * per_group, channels // groups, kh, kw))
+        swapped = flip(cx, swapped, [2, 3])
     return _conv2d(cx, x, swapped, bias, (1, 1), (0, 0), dilation, groups, out)
 
 
