@@ -61,10 +61,8 @@ public:
   /// the first to read is read just before it (a reduction to a scalar), so
   /// that it finds its operands in the caches as an op of a model finds what
   /// its producer just wrote. Its result is one of the model's: written to
-  /// memory not recently used, as a large model's ops mostly do (letting
-  /// the memory plan reuse the results' bytes instead made every op's
-  /// output cache-hot, and the fits predicted models 1.2-1.5x too fast).
-  /// (After startSmallOps, the other way.) Its SSA name.
+  /// memory not recently used. (After reuseResults, the other way: see
+  /// buildLargeOpsModel.) Its SSA name.
   std::string op(const std::string &text, const std::string &type) {
     for (size_t at = text.find("%a"); at != std::string::npos;
          at = text.find("%a", at + 2)) {
@@ -80,7 +78,7 @@ public:
       reduce(text.substr(at, end - at), argTypes[index]);
     }
     std::string measured = text + " loc(\"" + kMeasured + "\")";
-    if (!smallOps)
+    if (!reusedResults)
       return emit(measured, type);
     std::string name = emit(measured, type, /*returned=*/false);
     reduce(name, type);
@@ -99,7 +97,7 @@ public:
   /// From here on, each op's result is read by a reduction right after it
   /// and is then dead: the memory plan reuses its bytes, so that the ops
   /// write into memory in the caches, as a small model's do.
-  void startSmallOps() { smallOps = true; }
+  void reuseResults() { reusedResults = true; }
 
   /// An op that only feeds a measured one (its inputs' index arithmetic):
   /// run, not measured, its result not returned.
@@ -164,7 +162,7 @@ private:
   std::vector<bool> warmed;
   std::string body;
   int values = 0;
-  bool smallOps = false;
+  bool reusedResults = false;
 };
 
 std::string tensor(const std::vector<int64_t> &shape,
@@ -384,11 +382,24 @@ void embeddingBag(CalibrationModel &m, int64_t rows, int64_t width,
        result);
 }
 
+/// Where the large ops' results go: into memory not recently used, or into
+/// the bytes of the result before, which the caches still hold. A model's
+/// op writes into arena bytes that the memory plan reuses, in the caches or
+/// not by how large the arena is and how long ago the bytes were last
+/// used; the two programs bracket it and each family is fitted to both.
+/// (On a Xeon with a large L3, cold results alone predicted 9 of the
+/// validation's 28 models within 0.85-1.15, nearly all too slow; reused
+/// results alone 20, too fast on copies of large tensors; both 26, the same
+/// hour. On other machines each alone had been 1.2-1.5x off.)
+enum class ResultMemory { Cold, Reused };
+
 /// Every family at shapes from a small model's to a large one's
 /// (CalibrationModel::op says how each is run).
-CalibrationModel buildLargeOpsModel() {
+CalibrationModel buildLargeOpsModel(ResultMemory results) {
   CalibrationModel m;
   m.wakeWorkers();
+  if (results == ResultMemory::Reused)
+    m.reuseResults();
   for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{128, 13, 512},
                                {64, 256, 256},
                                {512, 256, 768},
@@ -490,7 +501,7 @@ CalibrationModel buildLargeOpsModel() {
 /// small model.)
 CalibrationModel buildSmallOpsModel() {
   CalibrationModel m;
-  m.startSmallOps();
+  m.reuseResults();
   {
     linear(m, 128, 13, 16);
     linear(m, 128, 16, 32);
@@ -737,7 +748,9 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
     const char *name;
     CalibrationModel model;
     int repeat;
-  } programs[] = {{"large", buildLargeOpsModel(), repeat},
+  } programs[] = {{"large", buildLargeOpsModel(ResultMemory::Cold), repeat},
+                  {"large-reused", buildLargeOpsModel(ResultMemory::Reused),
+                   repeat},
                   {"small", buildSmallOpsModel(), smallRepeat}};
   std::vector<CalibrationSample> samples;
   for (const Program &program : programs) {
@@ -746,10 +759,12 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
     if (llvm::Error error = write(modelPath, text))
       return std::move(error);
     if (!saveModel.empty()) {
-      // The large ops' program at the path given, the small ones' beside it.
+      // The large ops' program at the path given, the others beside it.
       llvm::SmallString<128> saved(saveModel);
       if (llvm::StringRef(program.name) == "small")
         llvm::sys::path::replace_extension(saved, "small.mlir");
+      else if (llvm::StringRef(program.name) == "large-reused")
+        llvm::sys::path::replace_extension(saved, "reused.mlir");
       if (llvm::Error error = write(std::string(saved), text))
         return std::move(error);
     }

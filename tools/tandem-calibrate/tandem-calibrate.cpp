@@ -54,7 +54,8 @@ static cl::opt<bool> verbose(
 static cl::opt<std::string> saveModel(
     "save-model", cl::cat(calibrateCategory),
     cl::desc("Also write the family calibration's large-ops model (MLIR) to "
-             "this file, and its small-ops model beside it (.small.mlir)"),
+             "this file, and beside it its variant whose results reuse "
+             "memory (.reused.mlir) and its small-ops model (.small.mlir)"),
     cl::value_desc("file.mlir"), cl::init(""));
 static cl::opt<std::string> compilerPath(
     "compiler", cl::cat(calibrateCategory),
