@@ -349,6 +349,20 @@ case("reduce_sum", [t], "  %r = tandem.reduce_sum %a0 {axes = array<i64: 0, 2>} 
      "tensor<4xf32>", lambda v: v.sum((0, 2)), tol=1e-4)
 case("reduce_mean keepdims", [t], "  %r = tandem.reduce_mean %a0 {axes = array<i64: -1>, keepdims = true} : tensor<2x4x5xf32> -> tensor<2x4x1xf32>",
      "tensor<2x4x1xf32>", lambda v: v.mean(-1, keepdims=True))
+# Runs of 16 to 63 elements (a global average pool over 4x4 to 7x7 pixels)
+# take four lanes in scalars: whole steps of four and a remainder.
+case("reduce_mean over 5x5 pixels", [f32(2, 3, 5, 5)],
+     "  %r = tandem.reduce_mean %a0 {axes = array<i64: 2, 3>, keepdims = true} : tensor<2x3x5x5xf32> -> tensor<2x3x1x1xf32>",
+     "tensor<2x3x1x1xf32>", lambda v: v.mean((2, 3), keepdims=True))
+runs = f32(4, 19)
+runs[1, 5], runs[2, 2], runs[2, 18], runs[3, 17] = np.inf, np.inf, -np.inf, np.nan
+with np.errstate(invalid="ignore"):
+    case("reduce_sum over runs of 19, with inf and NaN", [runs],
+         "  %r = tandem.reduce_sum %a0 {axes = array<i64: 1>} : tensor<4x19xf32> -> tensor<4xf32>",
+         "tensor<4xf32>", lambda v: v.sum(1), tol=1e-4)
+case("reduce_sum i64 over runs of 18", [rng.integers(-2**40, 2**40, (4, 18))],
+     "  %r = tandem.reduce_sum %a0 {axes = array<i64: 1>} : tensor<4x18xi64> -> tensor<4xi64>",
+     "tensor<4xi64>", lambda v: v.sum(1))
 case("reduce_max", [t], "  %r = tandem.reduce_max %a0 {axes = array<i64: 1>} : tensor<2x4x5xf32> -> tensor<2x5xf32>",
      "tensor<2x5xf32>", lambda v: v.max(1))
 case("reduce_min i64", [rng.integers(-9, 9, (3, 4))],
