@@ -110,6 +110,24 @@ void forEachRow(std::vector<int64_t> shape, std::vector<int64_t> (&strides)[N],
   for (size_t k = 0; k < N; ++k)
     inner[k] = rank ? strides[k].back() : 0;
   int64_t rows = int64_t(countOf(shape)) / length;
+  if (rank == 2) {
+    // One outer dimension: a row's offsets by a multiply, not by advancing
+    // an index (on rows of a few elements, [256, 8] against [256, 1], that
+    // cost as much as the row).
+    int64_t outer[N];
+    for (size_t k = 0; k < N; ++k)
+      outer[k] = strides[k][0];
+    parallelFor(rows, length * costPerElement, [&](int64_t first, int64_t last) {
+      for (int64_t row = first; row < last; ++row) {
+        int64_t offsets[N];
+        for (size_t k = 0; k < N; ++k)
+          offsets[k] = row * outer[k];
+        run(row * length, static_cast<const int64_t *>(offsets), length,
+            static_cast<const int64_t *>(inner));
+      }
+    });
+    return;
+  }
   parallelFor(rows, length * costPerElement, [&](int64_t first, int64_t last) {
     // The outer index of row `first`, and the inputs' offsets there.
     std::vector<int64_t> index(rank ? rank - 1 : 0, 0);
@@ -184,11 +202,18 @@ void forEachElement(const std::vector<int64_t> &shape,
         forEachRow(dims, copies, costPerElement,
                    [&](int64_t out, const int64_t *start, int64_t length,
                        const int64_t *) {
+                     // A copy of f the loop can keep in registers: f
+                     // itself, behind a reference, might be what a byte
+                     // store (a mask) writes, so the loop reloaded its
+                     // captures every element (f should capture its
+                     // pointers by value, for the same reason).
+                     F local = f;
                      for (int64_t j = 0; j < length; ++j) {
                        int64_t o[N];
                        for (size_t k = 0; k < N; ++k)
                          o[k] = start[k] + ((kMask >> k) & 1 ? j : 0);
-                       f(uint64_t(out + j), static_cast<const int64_t *>(o));
+                       local(uint64_t(out + j),
+                             static_cast<const int64_t *>(o));
                      }
                    });
       });

@@ -249,7 +249,8 @@ bool selectKernel(int64_t, const std::vector<TensorView> &ops,
                            const Word *b = static_cast<const Word *>(ops[2].data);
                            Word *c = static_cast<Word *>(out.data);
                            forEachElement(out.shape, strides, 1,
-                                          [&](uint64_t i, const int64_t *o) {
+                                          [a, b, c, cond](uint64_t i,
+                                                          const int64_t *o) {
                                             Word ifTrue = a[o[1]], ifFalse = b[o[2]];
                                             c[i] = cond[o[0]] ? ifTrue : ifFalse;
                                           });

@@ -34,7 +34,7 @@ void binary(const TensorView &a, const TensorView &b, const TensorView &out,
   }
   std::vector<int64_t> strides[2] = {broadcastStrides(a.shape, out.shape),
                                      broadcastStrides(b.shape, out.shape)};
-  forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
+  forEachElement(out.shape, strides, 1, [x, y, z, f](uint64_t i, const int64_t *o) {
     z[i] = f(x[o[0]], y[o[1]]);
   });
 }
@@ -180,7 +180,9 @@ void compare(const TensorView &a, const TensorView &b, const TensorView &out,
   // away), so that the loop is a plain comparison.
   auto compareAll = [&](auto fixed) {
     constexpr int64_t kPredicate = decltype(fixed)::value;
-    forEachElement(out.shape, strides, 1, [&](uint64_t i, const int64_t *o) {
+    // The pointers by value: a byte store (the mask) may alias anything a
+    // reference reaches, which reloaded them every element.
+    forEachElement(out.shape, strides, 1, [x, y, z](uint64_t i, const int64_t *o) {
       z[i] = comparePredicate(kPredicate, x[o[0]], y[o[1]]);
     });
   };
