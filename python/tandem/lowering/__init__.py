@@ -75,6 +75,7 @@ class Context:
         # tensor); and how to add one (set by the exporter).
         self.weight_values = {}
         self.add_weight = None
+        self._folded = {}  # (value name, suffix) -> the weight folded from it
 
     # -- types of the node being lowered --
     def result_type(self, index=None) -> TensorType:
@@ -99,10 +100,14 @@ class Context:
         known = self.weight_values.get(value.name)
         if known is None or self.add_weight is None:
             return None
-        name, tensor = known
-        with torch.no_grad():
-            result = compute(tensor).contiguous()
-        return self.add_weight(f"{name}.{suffix}", result)
+        # A module applied twice (a shared kernel) folds its weight once.
+        key = (value.name, suffix)
+        if key not in self._folded:
+            name, tensor = known
+            with torch.no_grad():
+                result = compute(tensor).contiguous()
+            self._folded[key] = self.add_weight(f"{name}.{suffix}", result)
+        return self._folded[key]
 
     # -- building --
     def emit(self, name, operands, type, attributes=None) -> Value:
