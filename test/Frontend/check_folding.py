@@ -102,6 +102,20 @@ class SharedConv3d(nn.Module):
         return self.conv(torch.relu(self.conv(x)))
 
 
+class SharedTransposedKernel(nn.Module):
+    """One kernel read by two transposed convolutions of different groups:
+    two different swapped kernels."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(4, 3, 3, 3))
+
+    def forward(self, x):
+        a = nn.functional.conv_transpose2d(x, self.w, stride=2, groups=1)
+        b = nn.functional.conv_transpose2d(x, self.w, stride=2, groups=2)
+        return torch.cat([a, b], 1)
+
+
 LOWERING_FOLDS = [
     ("conv3d (depth slices of its kernel)",
      nn.Sequential(nn.Conv3d(2, 4, 3, padding=1), nn.ReLU(),
@@ -112,6 +126,12 @@ LOWERING_FOLDS = [
      (1, 4, 5, 5)),
     ("grouped, dilated conv3d applied twice (one kernel's slices, once)",
      SharedConv3d(), (1, 4, 6, 7, 7)),
+    ("transposed conv1d (its kernel folded through a reshape)",
+     nn.Sequential(nn.ConvTranspose1d(4, 4, 3, stride=2, groups=2), nn.ReLU(),
+                   nn.ConvTranspose1d(4, 4, 3, stride=2, groups=2)),
+     (1, 4, 9)),
+    ("one kernel, transposed convs of groups 1 and 2 (two swapped kernels)",
+     SharedTransposedKernel(), (1, 4, 5, 5)),
 ]
 
 

@@ -75,7 +75,7 @@ class Context:
         # tensor); and how to add one (set by the exporter).
         self.weight_values = {}
         self.add_weight = None
-        self._folded = {}  # (value name, suffix) -> the weight folded from it
+        self._folded = {}  # (weight, its shape, suffix) -> the weight folded
 
     # -- types of the node being lowered --
     def result_type(self, index=None) -> TensorType:
@@ -100,10 +100,11 @@ class Context:
         known = self.weight_values.get(value.name)
         if known is None or self.add_weight is None:
             return None
-        # A module applied twice (a shared kernel) folds its weight once.
-        key = (value.name, suffix)
+        # A module applied twice (a shared kernel) folds its weight once; the
+        # suffix says what the result depends on besides the weight.
+        name, tensor = known
+        key = (name, tuple(tensor.shape), suffix)
         if key not in self._folded:
-            name, tensor = known
             with torch.no_grad():
                 result = compute(tensor).contiguous()
             self._folded[key] = self.add_weight(f"{name}.{suffix}", result)
@@ -151,7 +152,13 @@ class Context:
         shape = tuple(int(d) for d in shape)
         if x.type.shape == shape:
             return x
-        return self.emit("tandem.reshape", [x], x.type.with_shape(shape))
+        result = self.emit("tandem.reshape", [x], x.type.with_shape(shape))
+        # A weight seen through a reshape (a 1-D kernel as a 2-D one) is
+        # still one a lowering may fold.
+        known = self.weight_values.get(x.name)
+        if known is not None:
+            self.weight_values[result.name] = (known[0], known[1].reshape(shape))
+        return result
 
 
 LOWERINGS = {}

@@ -211,7 +211,7 @@ def _transpose_as_convolution(cx, x, weight, bias, stride, dilation, groups,
         w = w.reshape(groups, channels // groups, per_group, kh, kw)
         return w.transpose(1, 2).reshape(groups * per_group, channels // groups,
                                          kh, kw).flip(2, 3)
-    swapped = cx.folded(weight, swap, "flipped")
+    swapped = cx.folded(weight, swap, f"flipped.g{groups}")
     if swapped is None:
         swapped = cx.reshape(weight, (groups, channels // groups, per_group, kh, kw))
         swapped = transpose(cx, swapped, [0, 2, 1, 3, 4])
