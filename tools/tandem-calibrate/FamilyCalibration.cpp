@@ -85,7 +85,7 @@ public:
     // run before, out of the caches (a 128 x 13 x 512 linear took 40-70 us
     // first, 16-25 us right after, and the GEMMs' fixed cost fitted 2x).
     reduce(emit(llvm::formatv("$r = tandem.fill({0}) : {1} loc(\"{2}\")",
-                              oneOf(type), type, kWarmUp)
+                              warmUpValue(type), type, kWarmUp)
                     .str(),
                 type, /*returned=*/false),
            type);
@@ -180,16 +180,21 @@ private:
     return "tensor<" + element + ">";
   }
 
-  /// A one of `type`'s element type, as tandem.fill spells it (not the
-  /// zero the measured fills write, which the compiler would merge with it).
-  static std::string oneOf(const std::string &type) {
+  /// A value of `type`'s element type for a warm-up fill, as tandem.fill
+  /// spells it: a new one each time (1, 2, 3, ...), never the zero the
+  /// measured fills write, so that the compiler merges no two fills (merged,
+  /// 47 of 120 measured ops had none before them).
+  std::string warmUpValue(const std::string &type) {
     std::string element = tensor(type);
     element = element.substr(7, element.size() - 8); // tensor<...>
     if (element == "i1")
-      return "true";
-    return element[0] == 'f' || element[0] == 'b' ? "1.0 : " + element
-                                                   : "1 : " + element;
+      return "true"; // (no measured op has a mask result)
+    std::string count = std::to_string(++warmUpFills);
+    return element[0] == 'f' || element[0] == 'b'
+               ? count + ".0 : " + element
+               : count + " : " + element;
   }
+  int warmUpFills = 0;
 
   std::vector<std::string> argTypes, resultTypes, resultNames;
   std::vector<bool> warmed;
