@@ -205,10 +205,9 @@ static int64_t kernelOverheadFlops(Operation *op, CostFamily family,
 }
 
 /// Whether the CPU runs `op` whole on the calling thread, waking no worker:
-/// a linear or matmul product (a group's producer) too small to split, by
-/// the runtime's rule (CpuKernelPaths.h). (A batched matmul of at least as
-/// many matrices as threads splits above 2^15 FLOPs in all, not 2^18: its
-/// matrices go to the workers whole. Taken as one product here.)
+/// a linear or matmul product (a group's producer, a batched matmul's
+/// FLOPs in all) too small to split, by the runtime's rule
+/// (CpuKernelPaths.h).
 static bool runsOnCallingThread(Operation *op, CostFamily family,
                                 DeviceKind kind) {
   if (kind != DeviceKind::CPU || !isGemmFamily(family))

@@ -89,7 +89,12 @@ void matmulF32(const TensorView &a, const TensorView &b, const TensorView &out,
                       epilogueOnBlock(*epilogue, i * m * n, n, r0, r1, c0, c1);
                   });
   };
-  if (count < poolThreads()) {
+  // (A batch of fewer FLOPs in all than a product worth splitting runs on
+  // the calling thread too, by the same rule as one product, which is the
+  // one the cost model prices: handed to the pool, 4 x 16 x 16 x 16 took
+  // 3-4 us, most of it the hand-off.)
+  if (count < poolThreads() ||
+      gemmRunsOnCallingThread(double(count) * 2 * m * n * k)) {
     for (int64_t i = 0; i < count; ++i)
       product(i);
     return;

@@ -20,8 +20,8 @@ namespace tandem::rt {
 /// them over the pool (waking a worker) costs more than it saves.
 constexpr int64_t kMinSplitFlops = int64_t(1) << 18;
 
-/// Whether a linear or a single matmul of `flops` FLOPs runs whole on the
-/// calling thread, with no worker woken.
+/// Whether a linear or a matmul of `flops` FLOPs (a batched one's in all)
+/// runs whole on the calling thread, with no worker woken.
 inline bool gemmRunsOnCallingThread(double flops) {
   return flops < double(kMinSplitFlops);
 }
