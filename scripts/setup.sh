@@ -58,17 +58,25 @@ if ! python3 -c "import onnx, onnxruntime, onnxscript" 2>/dev/null; then
   pip_install onnx onnxruntime onnxscript
 fi
 
-# Intel's oneMKL on Intel CPUs (cmake/TandemBlas.cmake, docs/runtime.md), for
-# tandem-compile --blas=mkl (7-17% faster models than OpenBLAS here): only
+# Intel's oneMKL on Intel CPUs (cmake/TandemBlas.cmake, docs/runtime.md): only
 # its library, not the OpenMP runtimes its wheel lists (the runtime runs it
 # sequentially; the benchmarks' threaded layer runs on GCC's libgomp). About
-# 650 MB installed. TANDEM_BLAS=mkl also makes it the build's default BLAS.
-blas=${TANDEM_BLAS:-openblas}
-[ "$blas" = auto ] && blas=openblas  # tandem-compile's word for the default
-if grep -q GenuineIntel /proc/cpuinfo 2>/dev/null &&
+# 650 MB installed. On an Intel CPU it is the build's default BLAS (models
+# 7-21% faster than with OpenBLAS here); elsewhere OpenBLAS is.
+# TANDEM_BLAS=openblas or =mkl chooses for a new build.
+intel=false
+grep -q GenuineIntel /proc/cpuinfo 2>/dev/null && intel=true
+if $intel &&
    ! python3 -c "import importlib.metadata as m; m.version('mkl')" 2>/dev/null; then
   echo "setup: installing mkl (oneMKL, a faster CPU BLAS on Intel CPUs)"
   pip_install --no-deps "mkl==2026.2.0"
+fi
+blas=${TANDEM_BLAS:-auto}
+if [ "$blas" = auto ]; then
+  blas=openblas
+  if $intel && python3 -c "import importlib.metadata as m; m.version('mkl')" 2>/dev/null; then
+    blas=mkl
+  fi
 fi
 
 build_dir=${TANDEM_BUILD_DIR:-build}
@@ -77,6 +85,7 @@ if [ ! -f "$build_dir/build.ninja" ]; then
   if command -v ccache >/dev/null; then
     launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
   fi
+  echo "setup: configuring $build_dir with the CPU's BLAS: $blas"
   # Debian's lit lives outside where LLVM's CMake looks for it.
   cmake -G Ninja -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release \
     -DMLIR_DIR=/usr/lib/llvm-19/lib/cmake/mlir \
