@@ -7,8 +7,9 @@
 # library libmkl_rt chooses its threading at run time: the runtime asks for
 # the sequential layer (its own pool splits every product), so no OpenMP
 # runtime is loaded. On an Intel Xeon (AVX-512, 2 vCPU) models linked with it
-# ran 7-17% faster (bench/runtime); it is not the default because the cost
-# model, calibrated the same way, predicts them less well (docs/runtime.md).
+# ran 7-21% faster (bench/runtime): scripts/setup.sh configures a new build
+# with TANDEM_BLAS=mkl on Intel CPUs, where it installs it, and openblas
+# elsewhere (docs/runtime.md). A build configured by hand gets OpenBLAS.
 #
 # Sets BLAS_LIBRARIES (what the tools and, by default, compiled models link),
 # TANDEM_BLAS_NAME ("oneMKL" or "OpenBLAS", as the runtime's blasName() says
