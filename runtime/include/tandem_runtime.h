@@ -21,7 +21,10 @@ extern "C" {
 typedef struct TandemRuntime TandemRuntime;
 
 /* Parses the command line, loads inputs and weights, runs `run` (--repeat
- * times), writes the outputs. Returns the process exit status. */
+ * times), writes the outputs. Returns the process exit status. A model with
+ * an at-load function (its image's atLoadOffset) also runs `run` once while
+ * its weights load: tandem_rt_at_load then names the runtime the body runs
+ * that function's ops on. */
 int tandem_rt_main(int argc, char **argv, const int64_t *image,
                    const char *strings, const void *kernels,
                    void (*run)(TandemRuntime *));
@@ -32,6 +35,7 @@ int tandem_rt_main(int argc, char **argv, const int64_t *image,
  * return null or non-zero and write a message into `error`. */
 TandemRuntime *tandem_rt_open(const int64_t *image, const char *strings,
                               const void *kernels,
+                              void (*run)(TandemRuntime *),
                               const char *weights, const char *backend,
                               char *error, int64_t errorSize);
 int tandem_rt_infer(TandemRuntime *rt, void (*run)(TandemRuntime *),
@@ -45,8 +49,12 @@ void tandem_rt_close(TandemRuntime *rt);
  * runtime stops the runtime's worker threads. */
 int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
                    const char *strings, const void *kernels,
-                   const char *weights,
+                   void (*run)(TandemRuntime *), const char *weights,
                    const char *backend, char *error, int64_t errorSize);
+
+/* While the weights load, the runtime of the model's at-load function (the
+ * body runs that function's ops on it); otherwise null. */
+TandemRuntime *tandem_rt_at_load(TandemRuntime *rt);
 
 /* Base of the arena of `device` (0: CPU, 1: GPU). */
 void *tandem_rt_arena(TandemRuntime *rt, int32_t device);

@@ -34,6 +34,7 @@ static std::atomic<int> openRuntimes{0};
 
 static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
                                   const void *kernels,
+                                  void (*run)(TandemRuntime *),
                                   const char *weights, const char *backend,
                                   char *error, int64_t errorSize) {
   auto rt = std::make_unique<TandemRuntime>();
@@ -45,6 +46,7 @@ static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
     return nullptr;
   }
   rt->options.backend = backend && *backend ? backend : "auto";
+  rt->run = run;
   std::string message;
   if (!setUp(*rt, message)) {
     setError(error, errorSize, message);
@@ -54,7 +56,7 @@ static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
   rt->inputData.resize(rt->image.inputs.size());
   for (size_t k = 0; k < rt->image.inputs.size(); ++k)
     rt->inputData[k].resize(rt->image.inputs[k].bytes());
-  if (!rt->image.weights.empty() && (!weights || !*weights)) {
+  if (needsWeightsFile(rt->image) && (!weights || !*weights)) {
     setError(error, errorSize, "the model has weights: pass a safetensors file");
     tearDown(*rt);
     return nullptr;
@@ -71,11 +73,12 @@ static TandemRuntime *openRuntime(const int64_t *image, const char *strings,
 extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
                                          const char *strings,
                                          const void *kernels,
+                                         void (*run)(TandemRuntime *),
                                          const char *weights,
                                          const char *backend, char *error,
                                          int64_t errorSize) {
   try {
-    return openRuntime(image, strings, kernels, weights, backend, error,
+    return openRuntime(image, strings, kernels, run, weights, backend, error,
                        errorSize);
   } catch (...) {
     setError(error, errorSize, describeException(std::current_exception()));
@@ -85,6 +88,7 @@ extern "C" TandemRuntime *tandem_rt_open(const int64_t *image,
 
 extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
                               const char *strings, const void *kernels,
+                              void (*run)(TandemRuntime *),
                               const char *weights,
                               const char *backend, char *error,
                               int64_t errorSize) {
@@ -95,8 +99,8 @@ extern "C" int tandem_rt_load(TandemRuntime **slot, const int64_t *image,
                                "tandem_model_unload first");
     return 1;
   }
-  *slot = tandem_rt_open(image, strings, kernels, weights, backend, error,
-                         errorSize);
+  *slot = tandem_rt_open(image, strings, kernels, run, weights, backend,
+                         error, errorSize);
   return *slot ? 0 : 1;
 }
 
@@ -152,6 +156,10 @@ extern "C" void tandem_rt_close(TandemRuntime *rt) {
     stopWorkers();
     releaseScratch();
   }
+}
+
+extern "C" TandemRuntime *tandem_rt_at_load(TandemRuntime *rt) {
+  return rt->atLoadRuntime;
 }
 
 extern "C" void *tandem_rt_arena(TandemRuntime *rt, int32_t device) {

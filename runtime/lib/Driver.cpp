@@ -339,6 +339,7 @@ void checkOutputs(const Options &options, size_t results) {
 int runMain(int argc, char **argv, const int64_t *image, const char *strings,
             const void *kernels, void (*run)(TandemRuntime *)) {
   TandemRuntime rt;
+  rt.run = run;
   std::string imageError;
   if (!decodeImage(image, strings,
                    reinterpret_cast<const img::FusedKernel *>(kernels),
@@ -356,7 +357,8 @@ int runMain(int argc, char **argv, const int64_t *image, const char *strings,
     fatal(error);
   loadInputs(rt);
   std::string weights = rt.options.weights;
-  if (weights.empty() && !rt.options.randomWeights && !rt.image.weights.empty()) {
+  if (weights.empty() && !rt.options.randomWeights &&
+      needsWeightsFile(rt.image)) {
     weights = defaultWeightsPath(argv[0]);
     if (!fileExists(weights))
       fatal("no weights: pass --weights FILE.safetensors or "

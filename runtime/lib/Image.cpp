@@ -136,6 +136,7 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
   int64_t ptxOffset = reader.next();
   if (ptxOffset >= 0)
     image.ptx = strings + ptxOffset;
+  int64_t atLoadOffset = reader.next();
   image.predictedMakespanSeconds = double(makespanNs) * 1e-9;
   image.predictedSerialSeconds = double(serialNs) * 1e-9;
   for (int64_t i = 0; i < inputs; ++i)
@@ -147,6 +148,7 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     weight.name = reader.string();
     weight.device = reader.next();
     weight.arenaOffset = reader.next();
+    weight.folded = reader.next();
     weight.tensor = reader.tensor();
     image.weights.push_back(weight);
   }
@@ -212,5 +214,37 @@ bool tandem::rt::decodeImage(const int64_t *words, const char *strings,
     }
     image.ops.push_back(op);
   }
+  int64_t foldedWeights = 0;
+  for (const WeightRecord &weight : image.weights)
+    foldedWeights += weight.folded >= 0;
+  if (atLoadOffset < 0) {
+    if (foldedWeights == 0)
+      return true;
+    error = "the model image is corrupt: it has weights computed at load but "
+            "no at-load function";
+    return false;
+  }
+  // The at-load function's image follows the model's; its results are the
+  // folded weights, each of the weight's type.
+  if (atLoadOffset < int64_t(reader.position())) {
+    error = "the model image is corrupt: a bad at-load offset";
+    return false;
+  }
+  auto atLoad = std::make_shared<Image>();
+  if (!decodeImage(words + atLoadOffset, strings, kernels, *atLoad, error))
+    return false;
+  // (A folded weight read on both devices is two records of one result.)
+  bool valid = atLoad->inputs.empty() && !atLoad->atLoad;
+  for (const WeightRecord &weight : image.weights)
+    valid = valid && weight.folded < int64_t(atLoad->outputs.size()) &&
+            (weight.folded < 0 ||
+             (atLoad->outputs[weight.folded].dtype == weight.tensor.dtype &&
+              atLoad->outputs[weight.folded].shape == weight.tensor.shape));
+  if (!valid) {
+    error = "the model image is corrupt: its at-load function does not "
+            "compute its folded weights";
+    return false;
+  }
+  image.atLoad = std::move(atLoad);
   return true;
 }

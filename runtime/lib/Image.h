@@ -13,6 +13,7 @@
 #include "tandem/runtime/Tensor.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,9 @@ struct OpRecord {
 struct WeightRecord {
   std::string name;
   int64_t device = 0, arenaOffset = 0;
+  /// -1: read from the weights file; K >= 0: result K of the at-load
+  /// function.
+  int64_t folded = -1;
   TensorDesc tensor;
 };
 
@@ -65,6 +69,9 @@ struct Image {
   const image::FusedKernel *kernels = nullptr;
   /// The PTX of the GPU-placed groups' kernels; empty when there are none.
   std::string ptx;
+  /// The model's at-load function (the subgraphs on weights, run once when
+  /// the weights are loaded), or null.
+  std::shared_ptr<const Image> atLoad;
 };
 
 /// Reads the image into `image`, or says what is wrong with it. The image

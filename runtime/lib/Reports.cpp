@@ -261,6 +261,13 @@ void printProfileJson(TandemRuntime &rt, double totalSeconds, FILE *f) {
   nlohmann::ordered_json profile = {{"total_us", micros(totalSeconds)},
                                     {"runs", rt.options.repeat},
                                     {"load_us", micros(rt.loadSeconds)},
+                                    {"at_load",
+                                     rt.image.atLoad
+                                         ? nlohmann::ordered_json{
+                                               {"ops", rt.image.atLoad->ops.size()},
+                                               {"weights", rt.image.atLoad->outputs.size()},
+                                               {"us", micros(rt.atLoadSeconds)}}
+                                         : nlohmann::ordered_json(nullptr)},
                                     {"gpu_arena_bytes", rt.image.gpuArena},
                                     {"gpu_budget_bytes", rt.budget},
                                     {"copies", std::move(copies)},
@@ -321,6 +328,11 @@ void tandem::rt::printProfile(TandemRuntime &rt, double totalSeconds) {
               "(weights, arenas) %.3f ms\n",
               totalSeconds * 1e3, (long long)runs, totalSeconds * 1e3 / runs,
               rt.loadSeconds * 1e3);
+  if (const tandem::rt::Image *atLoad = rt.image.atLoad.get())
+    std::printf("folded at load: %zu op(s) on weights computed once, "
+                "%zu weight(s), %.3f ms of the load\n",
+                atLoad->ops.size(), atLoad->outputs.size(),
+                rt.atLoadSeconds * 1e3);
   int64_t copies = rt.h2dCount + rt.d2hCount;
   std::printf("copies: h2d %lld (%lld bytes), d2h %lld (%lld bytes), %.3f ms; "
               "sync %lld, async %lld\n",

@@ -89,6 +89,14 @@ struct TandemRuntime {
   std::vector<std::vector<uint8_t>> randomWeightData;
   std::vector<void *> weightData;
   tandem::rt::SafetensorsFile weightsFile;
+  // The model's compiled body; with an at-load function, it runs once more
+  // while the weights load, on atLoadRuntime (tandem_rt_at_load), which is
+  // null otherwise.
+  void (*run)(TandemRuntime *) = nullptr;
+  TandemRuntime *atLoadRuntime = nullptr;
+  // The weights the at-load function computed, one per result.
+  std::vector<std::vector<uint8_t>> foldedWeightData;
+  double atLoadSeconds = 0;
   std::vector<void *> outputs;
   // Per op of the image, built once so that executing an op allocates
   // nothing: its operand and result views (only the data pointers change
@@ -177,7 +185,12 @@ std::string describeException(std::exception_ptr exception);
 /// Fills a tensor of `desc` with deterministic random values from `state`
 /// (--random-inputs, --random-weights).
 void randomFill(const TensorDesc &desc, uint8_t *data, uint64_t &state);
-/// Loads the weights from `path` (or random ones with --random-weights) and
+/// Whether the model reads a weight from a weights file (the weights it
+/// computes at load aside).
+bool needsWeightsFile(const Image &image);
+/// Loads the weights from `path` (or random ones with --random-weights),
+/// computes those folded at load (the at-load function, run through
+/// rt.run), and
 /// uploads the GPU-resident ones; on CUDA with a scheduled model, then
 /// page-locks what the copies read and write (pinHostBuffers).
 bool loadWeights(TandemRuntime &rt, const std::string &path,

@@ -71,6 +71,53 @@ void tandem::rt::randomFill(const TensorDesc &desc, uint8_t *data,
 
 namespace {
 
+bool readWeights(TandemRuntime &rt, const std::string &path,
+                 std::string &error);
+
+/// Whether some weight of `image` is read from the weights file (rather
+/// than computed at load).
+bool readsWeightsFile(const Image &image) {
+  return std::any_of(image.weights.begin(), image.weights.end(),
+                     [](const WeightRecord &w) { return w.folded < 0; });
+}
+
+/// Runs the model's at-load function once, on the CPU, with the same
+/// weights (file or seed), and points each folded weight at its result.
+bool computeFoldedWeights(TandemRuntime &rt, const std::string &path,
+                          std::string &error) {
+  double start = now();
+  TandemRuntime load;
+  load.image = *rt.image.atLoad;
+  load.options.backend = "sim"; // its ops are all on the CPU
+  load.options.randomWeights = rt.options.randomWeights;
+  auto fail = [&](const std::string &why) {
+    error = "computing the weights folded at load: " + why;
+    tearDown(load);
+    return false;
+  };
+  std::string why;
+  if (!setUp(load, why) || !readWeights(load, path, why))
+    return fail(why);
+  rt.atLoadRuntime = &load;
+  rt.run(&rt); // the body runs the at-load function's ops on `load`
+  finishRun(load);
+  rt.atLoadRuntime = nullptr;
+  if (!load.failure.empty())
+    return fail(load.failure);
+  rt.foldedWeightData.resize(load.image.outputs.size());
+  for (size_t k = 0; k < load.image.outputs.size(); ++k) {
+    const auto *bytes = static_cast<const uint8_t *>(load.outputs[k]);
+    rt.foldedWeightData[k].assign(bytes,
+                                  bytes + load.image.outputs[k].bytes());
+  }
+  for (size_t i = 0; i < rt.image.weights.size(); ++i)
+    if (int64_t folded = rt.image.weights[i].folded; folded >= 0)
+      rt.weightData[i] = rt.foldedWeightData[folded].data();
+  tearDown(load);
+  rt.atLoadSeconds = now() - start;
+  return true;
+}
+
 /// Reads (or makes up) the weights and uploads the GPU-resident ones.
 bool readWeights(TandemRuntime &rt, const std::string &path,
                  std::string &error) {
@@ -81,6 +128,8 @@ bool readWeights(TandemRuntime &rt, const std::string &path,
   if (rt.options.randomWeights) {
     rt.randomWeightData.resize(image.weights.size());
     for (size_t i = 0; i < image.weights.size(); ++i) {
+      if (image.weights[i].folded >= 0)
+        continue; // computed at load (computeFoldedWeights)
       // Each weight's values follow from the seed and its name, not its
       // place in the image: the same model placed differently (or a weight
       // read on both devices) gets the same weights.
@@ -89,6 +138,8 @@ bool readWeights(TandemRuntime &rt, const std::string &path,
       randomFill(image.weights[i].tensor, rt.randomWeightData[i].data(), state);
       rt.weightData[i] = rt.randomWeightData[i].data();
     }
+  } else if (!readsWeightsFile(image)) {
+    // Every weight is computed at load, from fills and iotas alone.
   } else {
     if (!rt.weightsFile.open(path, error)) {
       error = "weights: " + error;
@@ -96,6 +147,8 @@ bool readWeights(TandemRuntime &rt, const std::string &path,
     }
     for (size_t i = 0; i < image.weights.size(); ++i) {
       const WeightRecord &weight = image.weights[i];
+      if (weight.folded >= 0)
+        continue; // computed at load (computeFoldedWeights)
       const SafetensorsEntry *entry = rt.weightsFile.find(weight.name);
       if (!entry) {
         error = "weights '" + path + "' have no tensor '" + weight.name + "'";
@@ -123,6 +176,8 @@ bool readWeights(TandemRuntime &rt, const std::string &path,
       rt.weightData[i] = const_cast<uint8_t *>(entry->data);
     }
   }
+  if (image.atLoad && !computeFoldedWeights(rt, path, error))
+    return false;
   // Resident GPU weights are uploaded once, before the first run.
   for (size_t i = 0; i < image.weights.size(); ++i) {
     const WeightRecord &weight = image.weights[i];
@@ -145,6 +200,11 @@ bool readWeights(TandemRuntime &rt, const std::string &path,
 }
 
 } // namespace
+
+bool tandem::rt::needsWeightsFile(const Image &image) {
+  return readsWeightsFile(image) ||
+         (image.atLoad && readsWeightsFile(*image.atLoad));
+}
 
 bool tandem::rt::loadWeights(TandemRuntime &rt, const std::string &path,
                              std::string &error) {
@@ -175,7 +235,7 @@ void tandem::rt::pinHostBuffers(TandemRuntime &rt) {
     uintptr_t page = uintptr_t(sysconf(_SC_PAGESIZE));
     std::vector<std::pair<uintptr_t, uintptr_t>> pages;
     for (size_t i = 0; i < rt.weightData.size(); ++i) {
-      if (!streamed[i] || !rt.weightData[i])
+      if (!streamed[i] || !rt.weightData[i] || rt.image.weights[i].folded >= 0)
         continue;
       auto begin = uintptr_t(rt.weightData[i]);
       uintptr_t end = begin + rt.image.weights[i].tensor.bytes();
@@ -193,8 +253,13 @@ void tandem::rt::pinHostBuffers(TandemRuntime &rt) {
       buffers.push_back({reinterpret_cast<const void *>(begin),
                          size_t(end - begin), true, "the streamed weights"});
   }
+  for (size_t i = 0; i < rt.image.weights.size(); ++i)
+    if (streamed[i] && rt.image.weights[i].folded >= 0)
+      buffers.push_back(
+          {rt.weightData[i], size_t(rt.image.weights[i].tensor.bytes()), false,
+           "weight '" + rt.image.weights[i].name + "'"});
   for (size_t i = 0; i < rt.randomWeightData.size(); ++i)
-    if (streamed[i])
+    if (streamed[i] && rt.image.weights[i].folded < 0)
       buffers.push_back({rt.randomWeightData[i].data(),
                          rt.randomWeightData[i].size(), false,
                          "weight '" + rt.image.weights[i].name + "'"});

@@ -39,7 +39,7 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
   std::vector<int64_t> words = {img::kMagic, version, 0, 0, 0, 1, 16, 0, 0,
                                 /*scheduled=*/1, /*makespanNs=*/2500,
                                 /*serialNs=*/2500, numKernels,
-                                /*ptxOffset=*/-1};
+                                /*ptxOffset=*/-1, /*atLoadOffset=*/-1};
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());
   return words;
@@ -114,7 +114,7 @@ TEST(ImageTest, RefusesAWrongAttributeCount) {
 
 TEST(ImageTest, RefusesARecordWhoseLengthDisagrees) {
   std::vector<int64_t> words = oneOpImage(img::kReduceSum, {0});
-  words[14] += 1; // the op's word count
+  words[img::kHeaderWords] += 1; // the op's word count
   EXPECT_NE(decodeError(words).find("(ReduceSum) has 1 attribute words"),
             std::string::npos);
 }
@@ -229,4 +229,45 @@ TEST(ImageTest, KindsAreListedOnce) {
   EXPECT_EQ(img::attrWordCount(img::kSlice), -1);
 }
 
+/// A model of no ops reading one folded weight (f32[4], at-load result 0),
+/// followed by an at-load image of no ops returning `atLoadResult`
+/// (dtype, rank, dims...), or by nothing when it is empty.
+std::vector<int64_t> foldedWeightImage(std::vector<int64_t> atLoadResult) {
+  std::vector<int64_t> words = {img::kMagic, img::kVersion, 0, 0,
+                                /*weights=*/1, /*ops=*/0, 16, 0, 0, 0, 0, 0,
+                                0, /*ptxOffset=*/-1, /*atLoadOffset=*/-1,
+                                /*name=*/0, img::kCpu, /*arenaOffset=*/0,
+                                /*folded=*/0, img::kF32, 1, 4};
+  if (atLoadResult.empty())
+    return words;
+  words[img::kAtLoadOffsetWord] = int64_t(words.size());
+  std::vector<int64_t> atLoad = {img::kMagic, img::kVersion, 0,
+                                 /*outputs=*/1, 0, 0, 16, 0, 0, 0, 0, 0, 0,
+                                 -1, -1};
+  atLoad.insert(atLoad.end(), atLoadResult.begin(), atLoadResult.end());
+  words.insert(words.end(), atLoad.begin(), atLoad.end());
+  return words;
+}
+
+TEST(ImageTest, DecodesTheAtLoadFunctionAfterTheModel) {
+  Image image;
+  std::string error;
+  std::vector<int64_t> words = foldedWeightImage({img::kF32, 1, 4});
+  ASSERT_TRUE(decodeImage(words.data(), kStrings, nullptr, image, error)) << error;
+  ASSERT_TRUE(image.atLoad);
+  EXPECT_EQ(image.weights[0].folded, 0);
+  EXPECT_EQ(image.atLoad->outputs.size(), 1u);
+  EXPECT_FALSE(image.atLoad->atLoad);
+}
+
+TEST(ImageTest, RefusesAFoldedWeightNothingComputes) {
+  EXPECT_EQ(decodeError(foldedWeightImage({})),
+            "the model image is corrupt: it has weights computed at load but "
+            "no at-load function");
+  EXPECT_EQ(decodeError(foldedWeightImage({img::kF32, 1, 8})),
+            "the model image is corrupt: its at-load function does not "
+            "compute its folded weights");
+}
+
 } // namespace
+

@@ -31,7 +31,8 @@ std::vector<int64_t> reluImage(int64_t predictedNs) {
                                 /*outputs=*/1, /*weights=*/0, /*ops=*/1,
                                 /*cpuArena=*/64, /*gpuArena=*/0,
                                 /*budget=*/0, /*scheduled=*/1, predictedNs,
-                                predictedNs, /*kernels=*/0, /*ptx=*/-1};
+                                predictedNs, /*kernels=*/0, /*ptx=*/-1,
+                                /*atLoad=*/-1};
   words.insert(words.end(), {img::kF32, 1, 4, img::kF32, 1, 4});
   words.push_back(record.size() + 1);
   words.insert(words.end(), record.begin(), record.end());

@@ -766,8 +766,10 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
       return std::move(error);
     if (llvm::Error error = runStep(
             "compiling the calibration model", compiler,
+            // Every op runs in every run: many read weights alone, which
+            // a model would compute once, at load.
             {model.str(), "-o", binary, "--strategy=all-cpu",
-             "--device-profile=" + profilePath},
+             "--fold-at-load=false", "--device-profile=" + profilePath},
             log))
       return std::move(error);
     std::vector<std::vector<llvm::json::Object>> result;

@@ -94,6 +94,12 @@ static cl::opt<bool> fuse(
     cl::desc("Group elementwise chains into fused ops with generated kernels "
              "(--tandem-fuse) before placement; --fuse=false to compare"),
     cl::init(true));
+static cl::opt<bool> foldAtLoad(
+    "fold-at-load", cl::cat(compileCategory),
+    cl::desc("Compute the subgraphs on weights once, when the weights are "
+             "loaded (--tandem-fold-at-load); --fold-at-load=false to "
+             "compare"),
+    cl::init(true));
 static cl::opt<std::string> vectorMath(
     "vector-math", cl::cat(compileCategory),
     cl::desc("How generated CPU kernels compute exp, log and erf: auto (the "
@@ -418,6 +424,8 @@ int main(int argc, char **argv) {
   // so that groups form over the ops that will run.
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  if (foldAtLoad)
+    pm.addPass(tandem::createFoldAtLoad());
   if (fuse)
     pm.addPass(tandem::createFuse());
   tandem::buildPlacementPipeline(pm, options);

@@ -150,8 +150,9 @@ struct ConvertTandemToLLVM
   /// is an error, since @main cannot call it.
   LogicalResult dropOtherFunctions(ModuleOp module, FunctionOpInterface main) {
     SmallVector<FunctionOpInterface> others;
+    FunctionOpInterface atLoad = getAtLoadFunction(module, main);
     for (auto other : module.getOps<FunctionOpInterface>())
-      if (other != main)
+      if (other != main && other != atLoad)
         others.push_back(other);
     for (FunctionOpInterface other : others) {
       if (!SymbolTable::symbolKnownUseEmpty(other, module))
@@ -219,8 +220,20 @@ struct ConvertTandemToLLVM
     return failure(walk.wasInterrupted());
   }
 
-  LogicalResult lower(ModuleOp module, FunctionOpInterface func) {
+  /// One function's part of the model image, and what its calls name.
+  struct EncodedFunction {
+    std::vector<int64_t> words;
+    /// The image's ops, in order, and each op's and weight's index.
+    std::vector<Operation *> ops;
+    llvm::DenseMap<Operation *, int> weightIndex, opIndex;
+  };
+
+  /// The image of `func` (its strings added to `image`); generated kernels
+  /// are numbered on from `numKernels`.
+  FailureOr<EncodedFunction> encode(ModuleOp module, FunctionOpInterface func,
+                                    ImageBuilder &image, int64_t &numKernels) {
     MLIRContext *context = module.getContext();
+    EncodedFunction encoded;
     auto cpuArena = func->getAttrOfType<IntegerAttr>(
         TandemDialect::kCpuArenaBytesAttrName);
     auto gpuArena = func->getAttrOfType<IntegerAttr>(
@@ -228,8 +241,10 @@ struct ConvertTandemToLLVM
     auto budget = func->getAttrOfType<IntegerAttr>(
         TandemDialect::kGpuMemoryBudgetAttrName);
     if (!cpuArena || !gpuArena || !budget)
-      return func.emitError("@main is not placed and planned: run "
-                            "--tandem-placement-pipeline first");
+      return func.emitError()
+             << "@" << func.getName()
+             << " is not placed and planned: run "
+                "--tandem-placement-pipeline first";
     Block &body = func.getFunctionBody().front();
     Operation *terminator = body.getTerminator();
 
@@ -262,7 +277,6 @@ struct ConvertTandemToLLVM
     }
 
     // A generated kernel per fused group, numbered in program order.
-    int64_t numKernels = 0;
     for (auto fused : body.getOps<FusedOp>()) {
       generateFusedKernel(module, fused, kernelName(numKernels));
       fused->setAttr(TandemDialect::kKernelAttrName,
@@ -271,7 +285,6 @@ struct ConvertTandemToLLVM
     }
 
     // Header, inputs, outputs.
-    ImageBuilder image;
     // The GPU kernels of the groups placed there, as PTX in the strings.
     int64_t ptxOffset = -1;
     {
@@ -299,14 +312,16 @@ struct ConvertTandemToLLVM
           return func.emitError(llvm::toString(std::move(error)));
       }
     }
-    std::vector<Operation *> weights, ops;
+    std::vector<Operation *> weights;
+    std::vector<Operation *> &ops = encoded.ops;
     for (Operation &op : body) {
       if (isa<WeightOp>(op))
         weights.push_back(&op);
       else if (&op != terminator && !isa<ViewLikeOpInterface, WaitOp>(op))
         ops.push_back(&op); // a view is its source's buffer: no op runs
     }
-    image.words = {img::kMagic,
+    std::vector<int64_t> &words = encoded.words;
+    words = {img::kMagic,
                    img::kVersion,
                    int64_t(body.getNumArguments()),
                    int64_t(terminator->getNumOperands()),
@@ -319,27 +334,31 @@ struct ConvertTandemToLLVM
                    makespanNs,
                    serialNs,
                    numKernels,
-                   ptxOffset};
+                   ptxOffset,
+                   /*atLoadOffset=*/-1};
     for (BlockArgument argument : body.getArguments())
-      if (failed(appendTensor(func, argument.getType(), image.words)))
+      if (failed(appendTensor(func, argument.getType(), words)))
         return failure();
     for (Value result : terminator->getOperands())
-      if (failed(appendTensor(func, result.getType(), image.words)))
+      if (failed(appendTensor(func, result.getType(), words)))
         return failure();
-    llvm::DenseMap<Operation *, int> weightIndex;
+    llvm::DenseMap<Operation *, int> &weightIndex = encoded.weightIndex;
     for (Operation *op : weights) {
       auto weight = cast<WeightOp>(op);
       weightIndex[op] = weightIndex.size();
       DeviceAttr device = getPlacedDevice(weight.getResult());
       auto offset =
           op->getAttrOfType<IntegerAttr>(TandemDialect::kOffsetAttrName);
-      image.words.push_back(image.addString(weight.getName()));
-      image.words.push_back(deviceCode(device));
-      image.words.push_back(offset ? offset.getInt() : 0);
-      if (failed(appendTensor(op, weight.getType(), image.words)))
+      words.push_back(image.addString(weight.getName()));
+      words.push_back(deviceCode(device));
+      words.push_back(offset ? offset.getInt() : 0);
+      auto folded =
+          op->getAttrOfType<IntegerAttr>(TandemDialect::kFoldedAttrName);
+      words.push_back(folded ? folded.getInt() : -1);
+      if (failed(appendTensor(op, weight.getType(), words)))
         return failure();
     }
-    llvm::DenseMap<Operation *, int> opIndex;
+    llvm::DenseMap<Operation *, int> &opIndex = encoded.opIndex;
     // The image op whose result `value` is (through views), or -1.
     auto producerIndex = [&](Value value) -> int64_t {
       Operation *producer = value.getDefiningOp();
@@ -401,55 +420,40 @@ struct ConvertTandemToLLVM
         return failure();
       record.push_back(description->second.size());
       llvm::append_range(record, description->second);
-      image.words.push_back(record.size() + 1);
-      llvm::append_range(image.words, record);
+      words.push_back(record.size() + 1);
+      llvm::append_range(words, record);
     }
+    return encoded;
+  }
 
-    // The LLVM dialect side.
-    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+  /// The runtime functions a model's calls go through.
+  struct RuntimeCalls {
+    LLVM::LLVMFuncOp arena, input, weight, execute, output;
+  };
+
+  /// At the builder: the calls that run `func` (encoded as `encoded`) on
+  /// the runtime `rt`, then a return.
+  void emitCalls(OpBuilder &builder, FunctionOpInterface func,
+                 const EncodedFunction &encoded, Value rt,
+                 const RuntimeCalls &calls) {
     Location loc = func.getLoc();
-    auto ptr = LLVM::LLVMPointerType::get(context);
+    auto ptr = LLVM::LLVMPointerType::get(builder.getContext());
     auto i32 = builder.getI32Type();
     auto i64 = builder.getI64Type();
-    auto voidType = LLVM::LLVMVoidType::get(context);
-    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
-      return builder.create<LLVM::LLVMFuncOp>(
-          loc, name, LLVM::LLVMFunctionType::get(result, args));
-    };
-    auto rtArena = declare("tandem_rt_arena", ptr, {ptr, i32});
-    auto rtInput = declare("tandem_rt_input", ptr, {ptr, i32});
-    auto rtWeight = declare("tandem_rt_weight", ptr, {ptr, i32});
-    auto rtExecute = declare("tandem_rt_execute", voidType, {ptr, i32, ptr, ptr});
-    auto rtOutput = declare("tandem_rt_output", voidType, {ptr, i32, ptr});
-
-    auto imageType = LLVM::LLVMArrayType::get(i64, image.words.size());
-    auto imageGlobal = builder.create<LLVM::GlobalOp>(
-        loc, imageType, /*isConstant=*/true, LLVM::Linkage::Internal,
-        "tandem_model_image",
-        DenseIntElementsAttr::get(
-            RankedTensorType::get({int64_t(image.words.size())}, i64),
-            ArrayRef<int64_t>(image.words)));
-    auto stringsType =
-        LLVM::LLVMArrayType::get(builder.getI8Type(), image.strings.size());
-    auto stringsGlobal = builder.create<LLVM::GlobalOp>(
-        loc, stringsType, /*isConstant=*/true, LLVM::Linkage::Internal,
-        "tandem_model_strings", builder.getStringAttr(image.strings));
-
-    // tandem_model_run(rt): one call per op.
-    auto run = declare("tandem_model_run", voidType, {ptr});
-    run.setLinkage(LLVM::Linkage::Internal);
-    Block *entry = run.addEntryBlock(builder);
-    builder.setInsertionPointToStart(entry);
-    Value rt = entry->getArgument(0);
+    Block &body = func.getFunctionBody().front();
+    Operation *terminator = body.getTerminator();
+    const std::vector<Operation *> &ops = encoded.ops;
+    const llvm::DenseMap<Operation *, int> &weightIndex = encoded.weightIndex;
+    const llvm::DenseMap<Operation *, int> &opIndex = encoded.opIndex;
     auto constant = [&](Type type, int64_t value) -> Value {
       return builder.create<LLVM::ConstantOp>(loc, type,
                                               builder.getIntegerAttr(type, value));
     };
     Value arenas[2] = {
-        builder.create<LLVM::CallOp>(loc, rtArena,
+        builder.create<LLVM::CallOp>(loc, calls.arena,
                                      ValueRange{rt, constant(i32, 0)})
             .getResult(),
-        builder.create<LLVM::CallOp>(loc, rtArena,
+        builder.create<LLVM::CallOp>(loc, calls.arena,
                                      ValueRange{rt, constant(i32, 1)})
             .getResult()};
     unsigned maxOperands = 1;
@@ -462,7 +466,7 @@ struct ConvertTandemToLLVM
     for (BlockArgument argument : body.getArguments())
       address[argument] = builder
                               .create<LLVM::CallOp>(
-                                  loc, rtInput,
+                                  loc, calls.input,
                                   ValueRange{rt, constant(i32, argument.getArgNumber())})
                               .getResult();
     auto bufferOf = [&](Operation *op) -> Value {
@@ -486,8 +490,8 @@ struct ConvertTandemToLLVM
           address[op.getResult(0)] =
               builder
                   .create<LLVM::CallOp>(
-                      op.getLoc(), rtWeight,
-                      ValueRange{rt, constant(i32, weightIndex[&op])})
+                      op.getLoc(), calls.weight,
+                      ValueRange{rt, constant(i32, weightIndex.lookup(&op))})
                   .getResult();
         continue;
       }
@@ -508,16 +512,105 @@ struct ConvertTandemToLLVM
                                       slot);
       }
       builder.create<LLVM::CallOp>(
-          op.getLoc(), rtExecute,
-          ValueRange{rt, constant(i32, opIndex[&op]), operandArray, result});
+          op.getLoc(), calls.execute,
+          ValueRange{rt, constant(i32, opIndex.lookup(&op)), operandArray, result});
       address[op.getResult(0)] = result;
     }
     for (auto [k, value] : llvm::enumerate(terminator->getOperands()))
       builder.create<LLVM::CallOp>(
-          loc, rtOutput, ValueRange{rt, constant(i32, k), address.lookup(value)});
+          loc, calls.output, ValueRange{rt, constant(i32, k), address.lookup(value)});
     builder.create<LLVM::ReturnOp>(loc, ValueRange{});
+  }
+
+  LogicalResult lower(ModuleOp module, FunctionOpInterface func) {
+    MLIRContext *context = module.getContext();
+    // The model's image, then its at-load function's (if it has one),
+    // which the model's header points to.
+    ImageBuilder image;
+    int64_t numKernels = 0;
+    FailureOr<EncodedFunction> model = encode(module, func, image, numKernels);
+    if (failed(model))
+      return failure();
+    FunctionOpInterface atLoadFunc = getAtLoadFunction(module, func);
+    std::optional<EncodedFunction> atLoad;
+    if (atLoadFunc) {
+      FailureOr<EncodedFunction> encoded =
+          encode(module, atLoadFunc, image, numKernels);
+      if (failed(encoded))
+        return failure();
+      atLoad = std::move(*encoded);
+    }
+    image.words = model->words;
+    image.words[img::kNumKernelsWord] = numKernels;
+    if (atLoad) {
+      image.words[img::kAtLoadOffsetWord] = image.words.size();
+      atLoad->words[img::kNumKernelsWord] = numKernels;
+      llvm::append_range(image.words, atLoad->words);
+    }
+
+    // The LLVM dialect side.
+    OpBuilder builder = OpBuilder::atBlockEnd(module.getBody());
+    Location loc = func.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(context);
+    auto i32 = builder.getI32Type();
+    auto i64 = builder.getI64Type();
+    auto voidType = LLVM::LLVMVoidType::get(context);
+    auto declare = [&](StringRef name, Type result, ArrayRef<Type> args) {
+      return builder.create<LLVM::LLVMFuncOp>(
+          loc, name, LLVM::LLVMFunctionType::get(result, args));
+    };
+    auto rtArena = declare("tandem_rt_arena", ptr, {ptr, i32});
+    auto rtInput = declare("tandem_rt_input", ptr, {ptr, i32});
+    auto rtWeight = declare("tandem_rt_weight", ptr, {ptr, i32});
+    auto rtExecute = declare("tandem_rt_execute", voidType, {ptr, i32, ptr, ptr});
+    auto rtOutput = declare("tandem_rt_output", voidType, {ptr, i32, ptr});
+    RuntimeCalls calls{rtArena, rtInput, rtWeight, rtExecute, rtOutput};
+
+    auto imageType = LLVM::LLVMArrayType::get(i64, image.words.size());
+    auto imageGlobal = builder.create<LLVM::GlobalOp>(
+        loc, imageType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        "tandem_model_image",
+        DenseIntElementsAttr::get(
+            RankedTensorType::get({int64_t(image.words.size())}, i64),
+            ArrayRef<int64_t>(image.words)));
+    auto stringsType =
+        LLVM::LLVMArrayType::get(builder.getI8Type(), image.strings.size());
+    auto stringsGlobal = builder.create<LLVM::GlobalOp>(
+        loc, stringsType, /*isConstant=*/true, LLVM::Linkage::Internal,
+        "tandem_model_strings", builder.getStringAttr(image.strings));
+
+    // tandem_model_run(rt): one call per op. With an at-load function, the
+    // runtime calls it once more while it loads the weights, with
+    // tandem_rt_at_load(rt) naming the at-load function's own runtime: then
+    // it runs that function's ops instead.
+    LLVM::LLVMFuncOp rtAtLoad;
+    if (atLoad)
+      rtAtLoad = declare("tandem_rt_at_load", ptr, {ptr});
+    auto run = declare("tandem_model_run", voidType, {ptr});
+    run.setLinkage(LLVM::Linkage::Internal);
+    Block *entry = run.addEntryBlock(builder);
+    builder.setInsertionPointToStart(entry);
+    Value rt = entry->getArgument(0);
+    if (atLoad) {
+      Block *runBlock = new Block(), *loadBlock = new Block();
+      run.getBody().push_back(runBlock);
+      run.getBody().push_back(loadBlock);
+      builder.setInsertionPointToEnd(entry);
+      Value loading =
+          builder.create<LLVM::CallOp>(loc, rtAtLoad, ValueRange{rt}).getResult();
+      Value notLoading = builder.create<LLVM::ICmpOp>(
+          loc, LLVM::ICmpPredicate::eq, loading,
+          builder.create<LLVM::ZeroOp>(loc, ptr));
+      builder.create<LLVM::CondBrOp>(loc, notLoading, runBlock, loadBlock);
+      builder.setInsertionPointToStart(loadBlock);
+      emitCalls(builder, atLoadFunc, *atLoad, loading, calls);
+      builder.setInsertionPointToStart(runBlock);
+    }
+    emitCalls(builder, func, *model, rt, calls);
 
     func->erase();
+    if (atLoadFunc)
+      atLoadFunc->erase();
     if (failed(lowerGeneratedKernelsToLLVM(module, vectorMathOf(vectorMath))))
       return failure();
     builder.setInsertionPointToEnd(module.getBody());
@@ -612,7 +705,8 @@ struct ConvertTandemToLLVM
           loc, name, LLVM::LLVMFunctionType::get(result, args));
     };
     auto rtLoad =
-        declare("tandem_rt_load", i32, {ptr, ptr, ptr, ptr, ptr, ptr, ptr, i64});
+        declare("tandem_rt_load", i32,
+                {ptr, ptr, ptr, ptr, ptr, ptr, ptr, ptr, i64});
     auto rtInfer = declare("tandem_rt_infer", i32, {ptr, ptr, ptr, ptr, ptr, i64});
     auto rtClose = declare("tandem_rt_close", voidType, {ptr});
     // The handle of the loaded model; null until tandem_model_load.
@@ -639,7 +733,9 @@ struct ConvertTandemToLLVM
                 ValueRange{builder.create<LLVM::AddressOfOp>(loc, handle),
                            builder.create<LLVM::AddressOfOp>(loc, image),
                            builder.create<LLVM::AddressOfOp>(loc, strings),
-                           kernels(builder), entry->getArgument(0),
+                           kernels(builder),
+                           builder.create<LLVM::AddressOfOp>(loc, run),
+                           entry->getArgument(0),
                            entry->getArgument(1),
                            entry->getArgument(2), entry->getArgument(3)})
             .getResult();

@@ -962,7 +962,7 @@ func.func @pin_attr_integer(%x: tensor<4xf32>) {
 // -----
 
 func.func @unknown_tandem_attr(%x: tensor<4xf32>) {
-  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.workspace_offset', 'tandem.queue', 'tandem.scheduled', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes', 'tandem.gpu_arena_bytes' and 'tandem.kernel'}}
+  // expected-error @+1 {{unknown attribute 'tandem.placement': the tandem dialect understands 'tandem.device', 'tandem.pin', 'tandem.offset', 'tandem.workspace_offset', 'tandem.queue', 'tandem.scheduled', 'tandem.gpu_memory_budget', 'tandem.cpu_arena_bytes', 'tandem.gpu_arena_bytes', 'tandem.kernel', 'tandem.folded' and 'tandem.at_load'}}
   %0 = tandem.relu %x {tandem.placement = #tandem.device<gpu>} : tensor<4xf32>
   return
 }
@@ -1336,4 +1336,28 @@ func.func @fused_normalization_not_last(%a: tensor<4x4xf32>) -> tensor<4x4xf32> 
     tandem.yield %n : tensor<4x4xf32>
   }
   return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// A folded weight's index is a non-negative i64, and only a weight has one.
+func.func @folded_on_an_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'tandem.folded' is a non-negative i64 on a tandem.weight}}
+  %y = tandem.relu %x {tandem.folded = 0 : i64} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @negative_folded() -> tensor<4xf32> {
+  // expected-error @+1 {{'tandem.folded' is a non-negative i64 on a tandem.weight}}
+  %w = tandem.weight "w" {tandem.folded = -1 : i64} : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+// expected-error @+1 {{'tandem.at_load' is a function's symbol, on a function}}
+func.func @at_load_not_a_symbol() attributes {tandem.at_load = 1 : i64} {
+  return
 }

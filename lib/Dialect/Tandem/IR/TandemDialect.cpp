@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemSchedule.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -64,6 +65,21 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                              << attr.getValue();
     return verifySchedule(op);
   }
+  if (name == kFoldedAttrName) {
+    auto value = dyn_cast<IntegerAttr>(attr.getValue());
+    if (!isa<WeightOp>(op) || !value ||
+        !value.getType().isSignlessInteger(64) || value.getValue().isNegative())
+      return op->emitError() << "'" << name
+                             << "' is a non-negative i64 on a tandem.weight";
+    return success();
+  }
+  if (name == kAtLoadAttrName) {
+    if (!isa<FlatSymbolRefAttr>(attr.getValue()) ||
+        !isa<FunctionOpInterface>(op))
+      return op->emitError() << "'" << name
+                             << "' is a function's symbol, on a function";
+    return success();
+  }
   if (name != kDeviceAttrName && name != kPinAttrName)
     return op->emitError() << "unknown attribute '" << name
                            << "': the tandem dialect understands '"
@@ -73,8 +89,9 @@ LogicalResult TandemDialect::verifyOperationAttribute(Operation *op,
                            << kQueueAttrName << "', '" << kScheduledAttrName
                            << "', '" << kGpuMemoryBudgetAttrName << "', '"
                            << kCpuArenaBytesAttrName << "', '"
-                           << kGpuArenaBytesAttrName << "' and '"
-                           << kKernelAttrName << "'";
+                           << kGpuArenaBytesAttrName << "', '"
+                           << kKernelAttrName << "', '" << kFoldedAttrName
+                           << "' and '" << kAtLoadAttrName << "'";
   auto device = dyn_cast<DeviceAttr>(attr.getValue());
   if (!device)
     return op->emitError() << "'" << name

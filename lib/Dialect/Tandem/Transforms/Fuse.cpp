@@ -288,7 +288,8 @@ struct Fuse : tandem::impl::FuseBase<Fuse> {
   void runOnOperation() override {
     // Blocks of the ops themselves, not the bodies of groups already built.
     getOperation()->walk<WalkOrder::PreOrder>([](Operation *op) {
-      if (isa<FusedOp>(op))
+      // An at-load function runs once: nothing to win.
+      if (isa<FusedOp>(op) || op->hasAttr(TandemDialect::kAtLoadAttrName))
         return WalkResult::skip();
       for (Region &region : op->getRegions())
         for (Block &block : region)

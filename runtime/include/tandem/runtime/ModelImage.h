@@ -8,13 +8,14 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 8):
+// Layout (version 10):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
 //   predictedMakespanNs, predictedSerialNs, numKernels, ptxOffset,
+//   atLoadOffset,
 //   numInputs  x tensor,
 //   numOutputs x tensor,
-//   numWeights x (nameOffset, device, arenaOffset, tensor),
+//   numWeights x (nameOffset, device, arenaOffset, folded, tensor),
 //   numOps     x (wordCount, kind, device, arenaOffset, nameOffset, locOffset,
 //                 familyOffset, queue, predictedNs, numWaits, numWaits x op,
 //                 numOperands, numOperands x (device, producer, tensor),
@@ -37,6 +38,12 @@
 // table of that many CPU entry points (FusedKernel). ptxOffset is the string
 // holding the PTX of the GPU-placed groups' kernels (named tandem_fused_N
 // after their index), or -1 when no group is on the GPU.
+// atLoadOffset is the word at which the image of the model's at-load
+// function starts (laid out as this one, its atLoadOffset -1), or -1 when
+// it has none: the subgraphs on weights the compiler moved out of the model
+// (--tandem-fold-at-load), run once when the weights are loaded. A weight
+// whose `folded` is K >= 0 is not read from the weights file: it is result
+// K of the at-load function.
 //
 //===----------------------------------------------------------------------===//
 
@@ -50,7 +57,12 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 9;
+constexpr int64_t kVersion = 10;
+
+/// Header words the compiler patches after laying out the image.
+constexpr int64_t kNumKernelsWord = 12;
+constexpr int64_t kAtLoadOffsetWord = 14;
+constexpr int64_t kHeaderWords = 15;
 
 /// A fused group's generated CPU kernel: computes the result's elements
 /// [begin, end) (row-major) from the operands' buffers.

@@ -74,6 +74,12 @@ def Tandem_Dialect : Dialect {
     /// Written by --convert-tandem-to-llvm on a tandem.fused: the index of
     /// its generated kernel in the model's kernel table.
     static constexpr ::llvm::StringLiteral kKernelAttrName = "tandem.kernel";
+    /// Written by --tandem-fold-at-load: on a tandem.weight, the index of
+    /// the result of the at-load function that computes it (a subgraph on
+    /// weights computed once, when the weights are loaded); on that
+    /// function, the symbol of the function whose weights it computes.
+    static constexpr ::llvm::StringLiteral kFoldedAttrName = "tandem.folded";
+    static constexpr ::llvm::StringLiteral kAtLoadAttrName = "tandem.at_load";
   }];
 }
 

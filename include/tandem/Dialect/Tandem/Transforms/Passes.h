@@ -87,6 +87,10 @@ SmallVector<FunctionOpInterface> getModelFunctions(ModuleOp module);
 /// The function reports and pictures describe: @main, else the only one.
 FunctionOpInterface getReportedFunction(ModuleOp module);
 
+/// The function --tandem-fold-at-load made of `func`'s subgraphs on
+/// weights (marked tandem.at_load = @func), or null.
+FunctionOpInterface getAtLoadFunction(ModuleOp module, FunctionOpInterface func);
+
 } // namespace mlir::tandem
 
 #endif // TANDEM_DIALECT_TANDEM_TRANSFORMS_PASSES_H

@@ -34,6 +34,31 @@ def SinkSources : Pass<"tandem-sink-sources"> {
   }];
 }
 
+def FoldAtLoad : Pass<"tandem-fold-at-load", "::mlir::ModuleOp"> {
+  let summary = "Compute the subgraphs on weights once, when the weights are "
+                "loaded";
+  let description = [{
+    An op whose operands all follow from weights, fills and iotas (through
+    reshapes) computes the same tensor in every run: a transposed weight, a
+    batch norm's scale and shift, a causal mask, a position embedding looked
+    up at `iota` ids. For each model function, this pass moves those ops
+    into a new function, `@NAME_at_load` (no arguments; marked
+    `tandem.at_load = @NAME`; every op placed on the CPU), which returns the
+    values the model reads, and makes each of them a `tandem.weight` of the
+    model carrying `tandem.folded = K`, the index of the at-load function's
+    result it is. The runtime runs the at-load function once, after it
+    reads the weights and before the first run; placement then sees folded
+    values as the weights they are (resident on the GPU or streamed), and
+    the model's runs no longer compute them.
+
+    An op is left in the model where it is pinned or placed, cannot run on
+    the CPU, or where a value it would hand the model is larger than both
+    1 MiB and the weights it is computed from (a broadcast of a bias to a
+    whole activation is cheaper to compute than to keep).
+  }];
+  let dependentDialects = ["::mlir::tandem::TandemDialect"];
+}
+
 def Fuse : Pass<"tandem-fuse"> {
   let summary = "Group chains of elementwise ops into tandem.fused ops";
   let description = [{
