@@ -106,11 +106,7 @@ library = os.path.join(work, "model.so")
 subprocess.run([compiler, model, "--emit=lib", "-o", library], check=True)
 path = os.path.join(work, "weights.safetensors")
 tandem_e2e.write_safetensors(path, weights)
-lib = ctypes.CDLL(library)
-lib.tandem_model_load.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
-                                  ctypes.c_char_p, ctypes.c_int64]
-lib.tandem_model_infer.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                   ctypes.c_char_p, ctypes.c_int64]
+lib = tandem_e2e.load_library(library)
 error = ctypes.create_string_buffer(1024)
 status = lib.tandem_model_load(path.encode(), b"sim", error, len(error))
 if status != 0:

@@ -16,11 +16,7 @@ weights = tandem_e2e.mlp_weights(rng)
 path = os.path.join(work, "weights.safetensors")
 tandem_e2e.write_safetensors(path, weights)
 
-model = ctypes.CDLL(library)
-model.tandem_model_load.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
-                                    ctypes.c_char_p, ctypes.c_int64]
-model.tandem_model_infer.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
-                                     ctypes.c_char_p, ctypes.c_int64]
+model = tandem_e2e.load_library(library)
 error = ctypes.create_string_buffer(1024)
 
 

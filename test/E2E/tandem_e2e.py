@@ -49,6 +49,18 @@ def run(binary, inputs, weights, workdir, extra=()):
     return outputs, result.stdout
 
 
+def load_library(path):
+    """A model library (tandem-compile --emit=lib) loaded through ctypes,
+    its load and infer entry points typed."""
+    import ctypes
+    model = ctypes.CDLL(path)
+    model.tandem_model_load.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                        ctypes.c_char_p, ctypes.c_int64]
+    model.tandem_model_infer.argtypes = [ctypes.c_void_p, ctypes.c_void_p,
+                                         ctypes.c_char_p, ctypes.c_int64]
+    return model
+
+
 def copies(profile_text):
     """The (h2d, d2h) copy counts of a --profile report."""
     match = re.search(r"copies: h2d (\d+) \(\d+ bytes\), d2h (\d+)",

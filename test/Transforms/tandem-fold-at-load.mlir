@@ -39,7 +39,8 @@ func.func @main(%x: tensor<8x16xf32>) -> tensor<8x32xf32> {
 // -----
 
 // Left in the model: an op reading an input, a pinned op (the user chose
-// its device), and a broadcast of a small weight to 4 MiB (larger than
+// its device), an op on a pinned weight (the user chose where the model
+// reads it), and a broadcast of a small weight to 4 MiB (larger than
 // 1 MiB and than the weight: cheaper to compute than to keep). An op on a
 // value that stays is not folded either; nothing else is, so no at-load
 // function is made.
@@ -48,6 +49,8 @@ func.func @main(%x: tensor<8x16xf32>) -> tensor<8x32xf32> {
 // CHECK:         tandem.broadcast_to
 // CHECK:         tandem.relu
 // CHECK:         tandem.add %arg0
+// CHECK:         tandem.weight "pinned" {tandem.pin = #tandem.device<gpu>}
+// CHECK-NEXT:    tandem.neg
 // CHECK-NOT:   tandem.folded
 // CHECK-NOT:   func.func @main_at_load
 func.func @main(%x: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<1024xf32>) {
@@ -56,7 +59,10 @@ func.func @main(%x: tensor<1024x1024xf32>) -> (tensor<1024x1024xf32>, tensor<102
   %big = tandem.broadcast_to %b : tensor<1024xf32> -> tensor<1024x1024xf32>
   %r = tandem.relu %big : tensor<1024x1024xf32>
   %y = tandem.add %x, %r : tensor<1024x1024xf32>
-  return %y, %n : tensor<1024x1024xf32>, tensor<1024xf32>
+  %p = tandem.weight "pinned" {tandem.pin = #tandem.device<gpu>} : tensor<1024xf32>
+  %pn = tandem.neg %p : tensor<1024xf32>
+  %s = tandem.add %n, %pn : tensor<1024xf32>
+  return %y, %s : tensor<1024x1024xf32>, tensor<1024xf32>
 }
 
 // -----

@@ -135,7 +135,7 @@ struct ConvertTandemToLLVM
       return signalPassFailure();
     }
     if (failed(dropOtherFunctions(module, func)) ||
-        failed(verifySignature(func)) || failed(verifyWeights(func)) ||
+        failed(verifySignature(func)) || failed(verifyWeights(module, func)) ||
         failed(lower(module, func)))
       return signalPassFailure();
   }
@@ -149,8 +149,13 @@ struct ConvertTandemToLLVM
   /// out with a warning (LLVM has no use for them); one that is referenced
   /// is an error, since @main cannot call it.
   LogicalResult dropOtherFunctions(ModuleOp module, FunctionOpInterface main) {
-    SmallVector<FunctionOpInterface> others;
+    // The at-load function of another function goes with it.
     FunctionOpInterface atLoad = getAtLoadFunction(module, main);
+    for (auto other : llvm::make_early_inc_range(
+             module.getOps<FunctionOpInterface>()))
+      if (other != atLoad && other->hasAttr(TandemDialect::kAtLoadAttrName))
+        other->erase();
+    SmallVector<FunctionOpInterface> others;
     for (auto other : module.getOps<FunctionOpInterface>())
       if (other != main && other != atLoad)
         others.push_back(other);
@@ -205,9 +210,13 @@ struct ConvertTandemToLLVM
 
   /// One weights file must satisfy every weight: a name read twice is read
   /// with one type.
-  LogicalResult verifyWeights(FunctionOpInterface func) {
+  /// (The at-load function reads the same file: its weights count too; a
+  /// folded weight is not in the file.)
+  LogicalResult verifyWeights(ModuleOp module, FunctionOpInterface func) {
     llvm::StringMap<WeightOp> seen;
-    WalkResult walk = func.walk([&](WeightOp weight) -> WalkResult {
+    auto check = [&](WeightOp weight) -> WalkResult {
+      if (weight->hasAttr(TandemDialect::kFoldedAttrName))
+        return WalkResult::advance();
       auto [it, inserted] = seen.try_emplace(weight.getName(), weight);
       if (inserted || it->second.getType() == weight.getType())
         return WalkResult::advance();
@@ -216,8 +225,11 @@ struct ConvertTandemToLLVM
                          << it->second.getType()
                          << " elsewhere: one weights file cannot hold both";
       return WalkResult::interrupt();
-    });
-    return failure(walk.wasInterrupted());
+    };
+    if (func.walk(check).wasInterrupted())
+      return failure();
+    FunctionOpInterface atLoad = getAtLoadFunction(module, func);
+    return failure(atLoad && atLoad.walk(check).wasInterrupted());
   }
 
   /// One function's part of the model image, and what its calls name.
@@ -303,7 +315,8 @@ struct ConvertTandemToLLVM
           return failure();
         ptxOffset = image.addString(*ptx);
       }
-      if (!ptxFile.empty()) {
+      // (The at-load function has no GPU groups: the file is the model's.)
+      if (!ptxFile.empty() && !func->hasAttr(TandemDialect::kAtLoadAttrName)) {
         std::string text = ptxOffset >= 0
                                ? std::string(image.strings.data() + ptxOffset)
                                : std::string();

@@ -35,9 +35,11 @@ namespace {
 /// than the weights it is computed from.
 constexpr int64_t kSmallFoldBytes = int64_t(1) << 20;
 
-/// Sources: what the at-load function reads rather than computes.
+/// Sources: what the at-load function reads rather than computes. A pinned
+/// one is where the user wants the model to read it: it stays the model's.
 bool isConstantSource(Operation *op) {
-  return isa<WeightOp, FillOp, IotaOp>(op);
+  return isa<WeightOp, FillOp, IotaOp>(op) &&
+         !op->hasAttr(TandemDialect::kPinAttrName);
 }
 
 /// Whether `op` itself may run at load, its operands aside: one result, not
@@ -262,9 +264,7 @@ FunctionOpInterface foldFunction(FunctionOpInterface func,
   IRMapping mapping;
   auto cpu = DeviceAttr::getCPU(context);
   for (Operation *op : slice) {
-    // (A source's pin is where the model reads it; here all is on the CPU.)
     Operation *clone = builder.clone(*op, mapping);
-    clone->removeAttr(TandemDialect::kPinAttrName);
     clone->setAttr(TandemDialect::kDeviceAttrName, cpu);
   }
   SmallVector<Value> returned;

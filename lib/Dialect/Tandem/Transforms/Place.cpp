@@ -256,7 +256,11 @@ SmallVector<FunctionOpInterface> tandem::getModelFunctions(ModuleOp module) {
 }
 
 FunctionOpInterface tandem::getReportedFunction(ModuleOp module) {
-  SmallVector<FunctionOpInterface> functions = getModelFunctions(module);
+  // An at-load function (--tandem-fold-at-load) is part of its model.
+  SmallVector<FunctionOpInterface> functions;
+  for (FunctionOpInterface func : getModelFunctions(module))
+    if (!func->hasAttr(TandemDialect::kAtLoadAttrName))
+      functions.push_back(func);
   for (FunctionOpInterface func : functions)
     if (func.getName() == "main")
       return func;
