@@ -99,8 +99,14 @@ bool computeFoldedWeights(TandemRuntime &rt, const std::string &path,
   if (!setUp(load, why) || !readWeights(load, path, why))
     return fail(why);
   rt.atLoadRuntime = &load;
-  rt.run(&rt); // the body runs the at-load function's ops on `load`
-  finishRun(load);
+  try {
+    rt.run(&rt); // the body runs the at-load function's ops on `load`
+    finishRun(load);
+  } catch (...) { // memory exhausted: `load` goes, then the caller reports it
+    rt.atLoadRuntime = nullptr;
+    tearDown(load);
+    throw;
+  }
   rt.atLoadRuntime = nullptr;
   if (!load.failure.empty())
     return fail(load.failure);
