@@ -259,11 +259,16 @@ void tandem::rt::pinHostBuffers(TandemRuntime &rt) {
       buffers.push_back({reinterpret_cast<const void *>(begin),
                          size_t(end - begin), true, "the streamed weights"});
   }
+  // A folded weight's host copy once, however many records stream it.
+  std::vector<bool> foldedStreamed(rt.foldedWeightData.size(), false);
   for (size_t i = 0; i < rt.image.weights.size(); ++i)
-    if (streamed[i] && rt.image.weights[i].folded >= 0)
-      buffers.push_back(
-          {rt.weightData[i], size_t(rt.image.weights[i].tensor.bytes()), false,
-           "weight '" + rt.image.weights[i].name + "'"});
+    if (int64_t folded = rt.image.weights[i].folded; streamed[i] && folded >= 0)
+      foldedStreamed[folded] = true;
+  for (size_t k = 0; k < rt.foldedWeightData.size(); ++k)
+    if (foldedStreamed[k])
+      buffers.push_back({rt.foldedWeightData[k].data(),
+                         rt.foldedWeightData[k].size(), false,
+                         "folded weight " + std::to_string(k)});
   for (size_t i = 0; i < rt.randomWeightData.size(); ++i)
     if (streamed[i] && rt.image.weights[i].folded < 0)
       buffers.push_back({rt.randomWeightData[i].data(),

@@ -70,6 +70,23 @@ llvm::DenseSet<Value> findConstantValues(Block &block) {
   return constant;
 }
 
+/// The ops that compute `values`, and those that compute their operands,
+/// down to the block's sources.
+llvm::DenseSet<Operation *> collectProducers(ArrayRef<Value> values) {
+  llvm::DenseSet<Operation *> seen;
+  SmallVector<Operation *> stack;
+  for (Value value : values)
+    stack.push_back(value.getDefiningOp());
+  while (!stack.empty()) {
+    Operation *op = stack.pop_back_val();
+    if (!op || !seen.insert(op).second)
+      continue;
+    for (Value operand : op->getOperands())
+      stack.push_back(operand.getDefiningOp());
+  }
+  return seen;
+}
+
 /// Folds each batch norm that reads a convolution's or a linear layer's
 /// result (and nothing else does) into it, where the batch norm's
 /// parameters and the producer's weight and bias are constant: with
@@ -141,23 +158,10 @@ public:
 
   /// The ops to fold, in block order (empty: nothing to fold).
   SmallVector<Operation *> chooseFolded() {
-    for (Operation &op : block) {
-      if (isConstantSource(&op)) {
-        constant.insert(op.getResult(0));
-        continue;
-      }
-      if (auto reshape = dyn_cast<ReshapeOp>(op)) {
-        if (constant.contains(reshape->getOperand(0)))
-          constant.insert(reshape.getResult());
-        continue;
-      }
-      if (!mayRunAtLoad(&op) ||
-          !llvm::all_of(op.getOperands(),
-                        [&](Value v) { return constant.contains(v); }))
-        continue;
-      folded.insert(&op);
-      constant.insert(op.getResult(0));
-    }
+    llvm::DenseSet<Value> constant = findConstantValues(block);
+    for (Operation &op : block)
+      if (mayRunAtLoad(&op) && constant.contains(op.getResult(0)))
+        folded.insert(&op);
     // A folded op whose result the model would keep, too large for what it
     // is computed from, stays in the model; its operands may then be
     // handed over instead, so check again until nothing changes.
@@ -192,23 +196,13 @@ private:
   /// The bytes of the weights `op` is computed from, each counted once.
   int64_t weightBytesOf(Operation *op) {
     int64_t bytes = 0;
-    llvm::DenseSet<Operation *> seen;
-    SmallVector<Operation *> stack = {op};
-    while (!stack.empty()) {
-      Operation *next = stack.pop_back_val();
-      if (!seen.insert(next).second)
-        continue;
-      if (isa<WeightOp>(next))
-        bytes += getNumBytes(next->getResult(0).getType());
-      for (Value operand : next->getOperands())
-        if (Operation *producer = operand.getDefiningOp())
-          stack.push_back(producer);
-    }
+    for (Operation *producer : collectProducers(op->getResult(0)))
+      if (isa<WeightOp>(producer))
+        bytes += getNumBytes(producer->getResult(0).getType());
     return bytes;
   }
 
   Block &block;
-  llvm::DenseSet<Value> constant;
   llvm::SetVector<Operation *> folded;
 };
 
@@ -229,23 +223,11 @@ FunctionOpInterface foldFunction(FunctionOpInterface func,
     if (folder.readByModel(op->getResult(0)))
       handed.push_back(op->getResult(0));
   // Everything they are computed from, in block order.
-  llvm::SetVector<Operation *> slice;
-  {
-    SmallVector<Operation *> stack;
-    for (Value value : handed)
-      stack.push_back(value.getDefiningOp());
-    llvm::DenseSet<Operation *> seen;
-    while (!stack.empty()) {
-      Operation *op = stack.pop_back_val();
-      if (!seen.insert(op).second)
-        continue;
-      for (Value operand : op->getOperands())
-        stack.push_back(operand.getDefiningOp());
-    }
-    for (Operation &op : block)
-      if (seen.contains(&op))
-        slice.insert(&op);
-  }
+  llvm::DenseSet<Operation *> producers = collectProducers(handed);
+  SmallVector<Operation *> slice;
+  for (Operation &op : block)
+    if (producers.contains(&op))
+      slice.push_back(&op);
 
   MLIRContext *context = func.getContext();
   OpBuilder builder(context);
