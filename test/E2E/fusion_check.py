@@ -1,7 +1,8 @@
 """Fused and unfused models give the same bits.
 
 Random chains of the fusible ops (every float arithmetic op and unary
-function) over inputs that broadcast in every way NumPy allows (leading
+function, compares, selects by their masks and by mask inputs, casts
+between f32 and i1) over inputs that broadcast in every way NumPy allows (leading
 dimensions missing, dimensions of 1 anywhere, scalars), fed NaN, +-inf, -0,
 huge and tiny values beside ordinary ones. Each chain reads earlier values
 of the chain again (diamonds), and some of its intermediate values are also
@@ -44,8 +45,11 @@ SHAPES = [(), (1,), (7,), (2, 3), (4, 1, 9), (3, 5, 17), (2, 1, 3, 8),
           (1, 33), (70001,), (3, 40003), (5, 2, 2, 3)]
 
 
-def tensor_type(shape):
-    return "tensor<" + "".join(f"{d}x" for d in shape) + "f32>"
+PREDICATES = ["eq", "ne", "lt", "le", "gt", "ge"]
+
+
+def tensor_type(shape, element="f32"):
+    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
 
 
 def broadcast_shape_of(shape):
@@ -68,8 +72,41 @@ def values(shape):
     return x
 
 
-def chain(prefix, shape, args, lines, results):
-    """Appends one chain's ops; returns its value."""
+def mask_step(name, shape, current, other_pool, new_mask, lines):
+    """Appends ops computing `name` from `current` through a mask: a
+    compare of two values chosen by a select, a select by a mask input
+    (broadcast), or a float turned into a mask and back (x != 0)."""
+    full = tensor_type(shape)
+    other, other_shape = other_pool[rng.integers(len(other_pool))]
+    kind = rng.integers(3)
+    if kind == 0:
+        predicate = rng.choice(PREDICATES)
+        lines.append(f"  {name}m = tandem.compare {predicate}, {current}, "
+                     f"{other} : ({full}, {tensor_type(other_shape)}) -> "
+                     f"{tensor_type(shape, 'i1')}")
+        mask, mask_shape = f"{name}m", shape
+    elif kind == 1:
+        mask, mask_shape = new_mask(shape)
+    else:
+        lines.append(f"  {name}m = tandem.cast {current} : {full} -> "
+                     f"{tensor_type(shape, 'i1')}")
+        lines.append(f"  {name}f = tandem.cast {name}m : "
+                     f"{tensor_type(shape, 'i1')} -> {full}")
+        lines.append(f"  {name} = tandem.mul {name}f, {other} : {full}, "
+                     f"{tensor_type(other_shape)} -> {full}")
+        return
+    chosen, chosen_shape = (current, shape), (other, other_shape)
+    if rng.random() < 0.5:
+        chosen, chosen_shape = chosen_shape, chosen
+    lines.append(f"  {name} = tandem.select {mask}, {chosen[0]}, "
+                 f"{chosen_shape[0]} : ({tensor_type(mask_shape, 'i1')}, "
+                 f"{tensor_type(chosen[1])}, {tensor_type(chosen_shape[1])}) "
+                 f"-> {full}")
+
+
+def chain(prefix, shape, args, lines, results, new_mask):
+    """Appends one chain's ops; returns its value. `new_mask(shape)` adds a
+    mask input that broadcasts to `shape` and gives (name, its shape)."""
     full = f"%{prefix}v0"
     lines.append(f"  {full} = tandem.add {args[0][0]}, {args[1][0]} : "
                  f"{tensor_type(args[0][1])}, {tensor_type(args[1][1])} -> "
@@ -77,7 +114,11 @@ def chain(prefix, shape, args, lines, results):
     chain_values = [full]
     for step in range(1, rng.integers(2, 9)):
         name = f"%{prefix}v{step}"
-        if rng.random() < 0.5:
+        if rng.random() < 0.2:
+            mask_step(name, shape, chain_values[-1],
+                      [(v, shape) for v in chain_values] + args, new_mask,
+                      lines)
+        elif rng.random() < 0.5:
             op = rng.choice(UNARY)
             lines.append(f"  {name} = tandem.{op} {chain_values[-1]} : "
                          f"{tensor_type(shape)}")
@@ -109,9 +150,14 @@ def model(index):
             arg_shape = shape if k == 0 else broadcast_shape_of(shape)
             args.append((f"%a{len(inputs)}", arg_shape))
             inputs.append(values(arg_shape))
-        chain(f"c{c}", shape, args, lines, results)
-    signature = ", ".join(f"%a{k}: {tensor_type(x.shape)}"
-                          for k, x in enumerate(inputs))
+        def new_mask(shape):
+            mask_shape = broadcast_shape_of(shape)
+            inputs.append(rng.random(mask_shape) < 0.5)
+            return f"%a{len(inputs) - 1}", mask_shape
+        chain(f"c{c}", shape, args, lines, results, new_mask)
+    signature = ", ".join(
+        f"%a{k}: {tensor_type(x.shape, 'i1' if x.dtype == bool else 'f32')}"
+        for k, x in enumerate(inputs))
     result_types = ", ".join(tensor_type(s) for _, s in results)
     text = (f"func.func @main({signature}) -> ({result_types}) {{\n" +
             "\n".join(lines) + "\n  return " +

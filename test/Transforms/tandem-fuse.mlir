@@ -405,3 +405,58 @@ func.func @head_split_flattened(%x: tensor<2x8x48xf32>) -> (tensor<4x8x8xf32>, t
   %s = tandem.matmul %q, %q : (tensor<4x8x8xf32>, tensor<4x8x8xf32>) -> tensor<4x8x8xf32>
   return %s, %e2 : tensor<4x8x8xf32>, tensor<4x8x8xf32>
 }
+
+// -----
+
+// Masks: a compare's mask read by a select and a cast joins the group that
+// reads it, and a mask input (broadcast, read through a transpose) is a leaf
+// like any other input.
+// CHECK-LABEL: func.func @masks
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %arg1, %arg2) : (tensor<4x8xf32>, tensor<8xf32>, tensor<1x4xi1>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>, %[[T:.*]]: tensor<8xf32>, %[[M:.*]]: tensor<1x4xi1>):
+// CHECK-NEXT:   %[[C:.*]] = tandem.compare gt, %[[X]], %[[T]]
+// CHECK-NEXT:   %[[N:.*]] = tandem.neg %[[X]]
+// CHECK-NEXT:   %[[S:.*]] = tandem.select %[[C]], %[[X]], %[[N]]
+// CHECK-NEXT:   %[[B:.*]] = tandem.cast %[[C]] : tensor<4x8xi1> -> tensor<4x8xf32>
+// CHECK-NEXT:   %[[A:.*]] = tandem.add %[[S]], %[[B]]
+// CHECK-NEXT:   %[[V:.*]] = tandem.transpose %[[M]] {perm = array<i64: 1, 0>} : tensor<1x4xi1> -> tensor<4x1xi1>
+// CHECK-NEXT:   %[[R:.*]] = tandem.select %[[V]], %[[A]], %[[X]]
+// CHECK-NEXT:   tandem.yield %[[R]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @masks(%x: tensor<4x8xf32>, %t: tensor<8xf32>, %m: tensor<1x4xi1>) -> tensor<4x8xf32> {
+  %c = tandem.compare gt, %x, %t : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  %n = tandem.neg %x : tensor<4x8xf32>
+  %s = tandem.select %c, %x, %n : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  %b = tandem.cast %c : tensor<4x8xi1> -> tensor<4x8xf32>
+  %a = tandem.add %s, %b : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+  %v = tandem.transpose %m {perm = array<i64: 1, 0>} : tensor<1x4xi1> -> tensor<4x1xi1>
+  %r = tandem.select %v, %a, %x : (tensor<4x1xi1>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+// A mask read outside the group (a result) is materialized: its compare
+// stays out, and roots no group (a group writes f32). A cast to an integer
+// and a compare of integers are not fusible: the chain around them fuses
+// without them.
+// CHECK-LABEL: func.func @masks_apart
+// CHECK-NEXT: %[[C:.*]] = tandem.compare lt, %arg0, %arg1
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%[[C]], %arg0, %arg1)
+// CHECK:        tandem.select
+// CHECK:        tandem.exp
+// CHECK:        tandem.yield
+// CHECK:      %[[I:.*]] = tandem.cast %[[F]] : tensor<8xf32> -> tensor<8xi64>
+// CHECK-NEXT: %[[K:.*]] = tandem.compare eq, %[[I]], %arg2
+// CHECK-NEXT: %[[G:.*]] = tandem.select %[[K]], %[[F]], %arg0
+// CHECK-NEXT: return %[[C]], %[[G]]
+func.func @masks_apart(%x: tensor<8xf32>, %y: tensor<8xf32>, %k: tensor<8xi64>) -> (tensor<8xi1>, tensor<8xf32>) {
+  %c = tandem.compare lt, %x, %y : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xi1>
+  %s = tandem.select %c, %x, %y : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %e = tandem.exp %s : tensor<8xf32>
+  %i = tandem.cast %e : tensor<8xf32> -> tensor<8xi64>
+  %q = tandem.compare eq, %i, %k : (tensor<8xi64>, tensor<8xi64>) -> tensor<8xi1>
+  %g = tandem.select %q, %e, %x : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return %c, %g : tensor<8xi1>, tensor<8xf32>
+}

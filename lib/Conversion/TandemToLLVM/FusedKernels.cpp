@@ -33,6 +33,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -53,6 +54,29 @@ struct Leaf {
   Value value;    ///< the block argument, or the last view's result
   unsigned input; ///< which of the group's inputs it reads
   StridedAccess access; ///< where it reads the input's buffer
+
+  /// Whether it is an i1 mask (a compare's, read by a select or a cast).
+  bool isMask() const {
+    return getElementTypeOrSelf(value.getType()).isInteger(1);
+  }
+  /// How its elements are stored: f32 as they are, a mask as the runtime's
+  /// bytes (0 or 1).
+  Type storageType() const {
+    return isMask() ? IntegerType::get(value.getContext(), 8)
+                    : getElementTypeOrSelf(value.getType());
+  }
+  /// Bytes of one stored element: the loads' alignment.
+  unsigned storageBytes() const { return isMask() ? 1 : 4; }
+  /// `stored` (one element or a vector of them, as loaded) as the body
+  /// reads it: a mask's bytes != 0, as the CPU kernels read a bool.
+  Value fromStorage(OpBuilder &b, Location loc, Value stored) const {
+    if (!isMask())
+      return stored;
+    Value zero = b.create<arith::ConstantOp>(
+        loc, stored.getType(), b.getZeroAttr(stored.getType()));
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, stored,
+                                   zero);
+  }
 };
 
 /// The result walked as rows: `dims` (the collapsed shape; the last is the
@@ -264,6 +288,30 @@ private:
     return select(tiny, v, r);
   }
 
+  static arith::CmpFPredicate comparePredicateOf(ComparePredicate predicate) {
+    switch (predicate) {
+    case ComparePredicate::eq: return arith::CmpFPredicate::OEQ;
+    case ComparePredicate::ne: return arith::CmpFPredicate::UNE;
+    case ComparePredicate::lt: return arith::CmpFPredicate::OLT;
+    case ComparePredicate::le: return arith::CmpFPredicate::OLE;
+    case ComparePredicate::gt: return arith::CmpFPredicate::OGT;
+    case ComparePredicate::ge: return arith::CmpFPredicate::OGE;
+    }
+    llvm_unreachable("a compare's predicate is one of six");
+  }
+
+  /// A cast between f32 and i1 as the CPU kernel's castElement: a mask
+  /// reads as 0 or 1, a float as a mask is x != 0 (NaN too).
+  Value castValue(CastOp cast, Value x) {
+    bool fromMask = cast.getX().getType().getElementType().isInteger(1);
+    bool toMask = cast.getResult().getType().getElementType().isInteger(1);
+    if (fromMask == toMask)
+      return x;
+    if (fromMask)
+      return b.create<arith::UIToFPOp>(loc, type, x);
+    return cmp(arith::CmpFPredicate::UNE, x, constant(0));
+  }
+
   Value emitOp(Operation *op, ArrayRef<Value> x) {
     return llvm::TypeSwitch<Operation *, Value>(op)
         .Case([&](AddOp) { return add(x[0], x[1]); })
@@ -300,6 +348,13 @@ private:
         // nearbyint in the default rounding mode: halves to even.
         .Case([&](RoundOp) { return b.create<math::RoundEvenOp>(loc, x[0]); })
         .Case([&](TruncOp) { return b.create<math::TruncOp>(loc, x[0]); })
+        // C++'s comparisons of floats (comparePredicate): NaN is unequal to
+        // everything, itself included, and unordered for the rest.
+        .Case([&](CompareOp compare) {
+          return cmp(comparePredicateOf(compare.getPredicate()), x[0], x[1]);
+        })
+        .Case([&](SelectOp) { return select(x[0], x[1], x[2]); })
+        .Case([&](CastOp cast) { return castValue(cast, x[0]); })
         .Default([&](Operation *) -> Value {
           llvm_unreachable("the fused op's verifier admits fusible ops only");
         });
@@ -455,8 +510,8 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
   auto index = [&](int64_t value) -> Value {
     return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
   };
-  auto elementAt = [&](Value base, Value offset) -> Value {
-    return b.create<LLVM::GEPOp>(loc, ptr, f32, base, ValueRange{offset});
+  auto elementAt = [&](Value base, Value offset, Type element) -> Value {
+    return b.create<LLVM::GEPOp>(loc, ptr, element, base, ValueRange{offset});
   };
   RowLayout layout = layoutOf(fused);
   size_t numInputs = fused.getInputs().size();
@@ -485,11 +540,14 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
     // A leaf broadcast along the row is one value for the whole row.
     size_t numLeaves = layout.leaves.size();
     SmallVector<Value> rowValues(numLeaves);
-    for (size_t k = 0; k < numLeaves; ++k)
+    for (size_t k = 0; k < numLeaves; ++k) {
+      const Leaf &leaf = layout.leaves[k];
       if (layout.strides[k].back() == 0)
         rowValues[k] = b.create<LLVM::LoadOp>(
-            loc, f32, elementAt(bases[layout.leaves[k].input], rowOffsets[k]),
-            /*alignment=*/4);
+            loc, leaf.storageType(),
+            elementAt(bases[leaf.input], rowOffsets[k], leaf.storageType()),
+            leaf.storageBytes());
+    }
 
     // Evaluates the body at [column, column + width) of the row.
     auto emitColumns = [&](OpBuilder &builder, Value column, Type type) {
@@ -498,41 +556,49 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
                           builder.getInsertionPoint());
       SmallVector<Value> values;
       for (size_t k = 0; k < numLeaves; ++k) {
+        const Leaf &leaf = layout.leaves[k];
+        Type stored = leaf.storageType();
+        // One element, or a vector of them where `type` is one.
+        Type loaded = type == f32 ? stored
+                                  : VectorType::get({kVectorWidth}, stored);
         if (rowValues[k]) {
-          values.push_back(
+          values.push_back(leaf.fromStorage(
+              b, loc,
               type == f32 ? rowValues[k]
-                          : b.create<vector::SplatOp>(loc, type, rowValues[k]));
+                          : b.create<vector::SplatOp>(loc, loaded,
+                                                      rowValues[k])));
           continue;
         }
-        Value base = bases[layout.leaves[k].input];
+        Value base = bases[leaf.input];
         int64_t stride = layout.strides[k].back();
-        auto load = [&](Type loaded, Value at) -> Value {
+        auto load = [&](Type lanes, Value at) -> Value {
           return b.create<LLVM::LoadOp>(
-              loc, loaded,
+              loc, lanes,
               elementAt(base,
                         b.create<arith::AddIOp>(
                             loc, rowOffsets[k],
-                            b.create<arith::MulIOp>(loc, at, index(stride)))),
-              /*alignment=*/4);
+                            b.create<arith::MulIOp>(loc, at, index(stride))),
+                        stored),
+              leaf.storageBytes());
         };
         if (type == f32 || stride == 1) {
-          values.push_back(load(type, column));
+          values.push_back(leaf.fromStorage(b, loc, load(loaded, column)));
           continue;
         }
         // A leaf strided along the row (a transposed view): one lane at a
         // time.
-        Value lanes = b.create<LLVM::PoisonOp>(loc, type);
+        Value lanes = b.create<LLVM::PoisonOp>(loc, loaded);
         for (int64_t lane = 0; lane < kVectorWidth; ++lane)
           lanes = b.create<LLVM::InsertElementOp>(
               loc, lanes,
-              load(f32, b.create<arith::AddIOp>(loc, column, index(lane))),
+              load(stored, b.create<arith::AddIOp>(loc, column, index(lane))),
               index(lane));
-        values.push_back(lanes);
+        values.push_back(leaf.fromStorage(b, loc, lanes));
       }
       // The product of a GEMM or convolution the group starts with is in the
       // result buffer already: the epilogue runs in place.
-      Value at =
-          elementAt(result, b.create<arith::AddIOp>(loc, rowStart, column));
+      Value at = elementAt(
+          result, b.create<arith::AddIOp>(loc, rowStart, column), f32);
       Value product;
       if (fused.getProducer())
         product = b.create<LLVM::LoadOp>(loc, type, at, /*alignment=*/4);
@@ -649,9 +715,13 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
     if (int64_t stride = layout.strides[k].back())
       offset = b.create<arith::AddIOp>(
           loc, offset, b.create<arith::MulIOp>(loc, column, index(stride)));
-    Value address = b.create<LLVM::GEPOp>(
-        loc, ptr, f32, entry->getArgument(leaf.input), ValueRange{offset});
-    values.push_back(b.create<LLVM::LoadOp>(loc, f32, address, 4));
+    Value address =
+        b.create<LLVM::GEPOp>(loc, ptr, leaf.storageType(),
+                              entry->getArgument(leaf.input), ValueRange{offset});
+    values.push_back(leaf.fromStorage(
+        b, loc,
+        b.create<LLVM::LoadOp>(loc, leaf.storageType(), address,
+                               leaf.storageBytes())));
   }
   Value at = b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element});
   Value product;

@@ -1114,7 +1114,7 @@ func.func @fused_body_not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
     %e = tandem.exp %a : tensor<4x4xf32>
-    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, view ops on the inputs, a GEMM or convolution as the first op and a softmax or layer_norm as the last}}
+    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, compares of f32, selects of f32, casts between f32 and i1, view ops on the inputs, a GEMM or convolution as the first op and a softmax or layer_norm as the last}}
     %m = tandem.matmul %e, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     tandem.yield %m : tensor<4x4xf32>
   }
@@ -1131,6 +1131,34 @@ func.func @fused_producer_alone(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
     tandem.yield %m : tensor<4x4xf32>
   }
   return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// A mask is computed and read inside a group; the group itself writes f32.
+func.func @fused_mask_result(%x: tensor<4x4xf32>) -> tensor<4x4xi1> {
+  // expected-error @+1 {{gives 'tensor<4x4xi1>': a fused group's kernel writes f32 (masks and other values stay inside it)}}
+  %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xi1> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %e = tandem.exp %a : tensor<4x4xf32>
+    %m = tandem.compare lt, %e, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xi1>
+    tandem.yield %m : tensor<4x4xi1>
+  }
+  return %r : tensor<4x4xi1>
+}
+
+// -----
+
+// A compare of integers is not computed by the generated kernels.
+func.func @fused_integer_compare(%x: tensor<4xi64>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %r = tandem.fused(%x, %y) : (tensor<4xi64>, tensor<4xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4xi64>, %b: tensor<4xf32>):
+    // expected-error @+1 {{cannot be part of a fused group}}
+    %m = tandem.compare lt, %a, %a : (tensor<4xi64>, tensor<4xi64>) -> tensor<4xi1>
+    %s = tandem.select %m, %b, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    tandem.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
 }
 
 // -----

@@ -785,13 +785,28 @@ LogicalResult DynamicSliceOp::verify() {
 //===----------------------------------------------------------------------===//
 
 bool tandem::isFusible(Operation *op) {
+  auto elementOf = [](Type type) {
+    return cast<ShapedType>(type).getElementType();
+  };
+  auto isF32 = [&](Type type) { return elementOf(type).isF32(); };
+  // A mask lives in the kernel as a lane mask; it is loaded from and never
+  // stored as the runtime's bytes (the group's result is f32).
+  auto isF32OrBool = [&](Type type) {
+    return isF32(type) || elementOf(type).isInteger(1);
+  };
+  // Compares of floats give masks, selects choose floats by them, casts
+  // turn masks into 0/1 floats and floats into masks (x != 0).
+  if (isa<CompareOp>(op))
+    return llvm::all_of(op->getOperandTypes(), isF32);
+  if (isa<SelectOp>(op))
+    return isF32(op->getResult(0).getType());
+  if (isa<CastOp>(op))
+    return isF32OrBool(op->getOperand(0).getType()) &&
+           isF32OrBool(op->getResult(0).getType());
   if (!isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PowOp, NegOp,
            AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
            GeluOp, SiluOp, ErfOp, FloorOp, CeilOp, RoundOp, TruncOp>(op))
     return false;
-  auto isF32 = [](Type type) {
-    return cast<ShapedType>(type).getElementType().isF32();
-  };
   return llvm::all_of(op->getOperandTypes(), isF32) &&
          llvm::all_of(op->getResultTypes(), isF32);
 }
@@ -908,6 +923,10 @@ LogicalResult FusedOp::verifyRegions() {
                              << formatShape(shapeOf(input))
                              << " does not broadcast to the result shape "
                              << formatShape(shape);
+  if (!getResult().getType().getElementType().isF32())
+    return emitOpError() << "gives " << getResult().getType()
+                         << ": a fused group's kernel writes f32 (masks and "
+                            "other values stay inside it)";
   if (getYielded().getType() != getResult().getType())
     return emitOpError() << "yields " << getYielded().getType()
                          << " but its result is " << getResult().getType();
@@ -966,9 +985,11 @@ LogicalResult FusedOp::verifyRegions() {
     }
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused group: only the float "
-                            "arithmetic and unary functions on f32 are, view "
-                            "ops on the inputs, a GEMM or convolution as the "
-                            "first op and a softmax or layer_norm as the last");
+                            "arithmetic and unary functions on f32 are, "
+                            "compares of f32, selects of f32, casts between "
+                            "f32 and i1, view ops on the inputs, a GEMM or "
+                            "convolution as the first op and a softmax or "
+                            "layer_norm as the last");
     if (shapeOf(op.getResult(0)) != shape)
       return op.emitOpError()
              << "has shape " << formatShape(shapeOf(op.getResult(0)))

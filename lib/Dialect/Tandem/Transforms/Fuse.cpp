@@ -48,7 +48,9 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
                                       const DenseSet<Operation *> &taken) {
   llvm::SetVector<Operation *> members;
   members.insert(root);
-  Type shape = root->getResult(0).getType();
+  // Masks (i1) have the group's shape too: the element type may differ.
+  ArrayRef<int64_t> shape =
+      cast<ShapedType>(root->getResult(0).getType()).getShape();
   bool hasProducer = false;
   auto definedInGroup = [&](Value value) {
     return members.contains(value.getDefiningOp());
@@ -56,7 +58,8 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   auto joins = [&](Operation *producer) {
     if (!producer || producer->getBlock() != root->getBlock() ||
         taken.contains(producer) || members.contains(producer) ||
-        producer->getResult(0).getType() != shape ||
+        cast<ShapedType>(producer->getResult(0).getType()).getShape() !=
+            shape ||
         !sameGroupAttrs(producer, root) ||
         !llvm::all_of(producer->getUsers(), [&](Operation *user) {
           return members.contains(user);
@@ -107,17 +110,19 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
 
 /// The longest chain of view ops ending at `value` (base side first) that
 /// a group rooted at `root` reads as one strided access of the chain's base
-/// (TandemViews.h; read as `reading` says): views of f32 in `root`'s block,
-/// with its pin and device. Empty if there is none.
+/// (TandemViews.h; read as `reading` says): views of f32 (or of i1 masks,
+/// where `masks` says so) in `root`'s block, with its pin and device. Empty
+/// if there is none.
 SmallVector<Operation *>
 absorbableViews(Value value, Operation *root,
-                ViewReading reading = ViewReading::PerDimension) {
+                ViewReading reading = ViewReading::PerDimension,
+                bool masks = true) {
   SmallVector<Operation *> chain = viewChainOf(value, [&](Operation *view) {
+    Type element =
+        cast<ShapedType>(view->getResult(0).getType()).getElementType();
     return view->getBlock() == root->getBlock() &&
            sameGroupAttrs(view, root) &&
-           cast<ShapedType>(view->getResult(0).getType())
-               .getElementType()
-               .isF32();
+           (element.isF32() || (masks && element.isInteger(1)));
   });
   for (size_t first = 0; first < chain.size(); ++first) {
     ArrayRef<Operation *> suffix = ArrayRef(chain).drop_front(first);
@@ -213,7 +218,12 @@ void fuseElementwise(Block &block) {
   SmallVector<Group> groups;
   for (Operation &op : llvm::reverse(block)) {
     bool consumer = isGroupConsumer(&op);
-    if (taken.contains(&op) || !(isFusible(&op) || consumer))
+    // A group writes f32: a mask (a compare's) joins the group that reads
+    // it, never roots one.
+    bool root = isFusible(&op) && cast<ShapedType>(op.getResult(0).getType())
+                                      .getElementType()
+                                      .isF32();
+    if (taken.contains(&op) || !(root || consumer))
       continue;
     llvm::SetVector<Operation *> members = growGroup(&op, taken);
     // A normalization ends a group whose elementwise ops compute its input;
@@ -267,8 +277,9 @@ void fuseViewChains(Block &block) {
     if (!isViewOp(&op) || op.use_empty() ||
         llvm::any_of(op.getUsers(), isViewOp))
       continue;
-    SmallVector<Operation *> chain =
-        absorbableViews(op.getResult(0), &op, ViewReading::Refined);
+    // The copy is f32, as every group's result.
+    SmallVector<Operation *> chain = absorbableViews(
+        op.getResult(0), &op, ViewReading::Refined, /*masks=*/false);
     if (llvm::count_if(chain, isDataMovingView) >= 2)
       chains.push_back({std::move(chain), &op});
   }

@@ -27,8 +27,9 @@ namespace mlir::tandem {
 DeviceAttr getPlacedDevice(Value value);
 
 /// Whether `op` may be part of a fused group (tandem.fused): an elementwise
-/// op that the generated kernels compute (the float arithmetic and unary
-/// functions), on f32.
+/// op that the generated kernels compute: the float arithmetic and unary
+/// functions on f32, a compare of f32 values (its i1 mask), a select of f32
+/// values and a cast between f32 and i1.
 bool isFusible(Operation *op);
 
 /// The name reports, profiles and drawings give `op`: its op name, but a
