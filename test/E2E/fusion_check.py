@@ -2,7 +2,7 @@
 
 Random chains of the fusible ops (every float arithmetic op and unary
 function, compares, selects by their masks and by mask inputs, casts
-between f32 and i1) over inputs that broadcast in every way NumPy allows (leading
+between f32 and i1, constants) over inputs that broadcast in every way NumPy allows (leading
 dimensions missing, dimensions of 1 anywhere, scalars), fed NaN, +-inf, -0,
 huge and tiny values beside ordinary ones. Each chain reads earlier values
 of the chain again (diamonds), and some of its intermediate values are also
@@ -46,6 +46,7 @@ SHAPES = [(), (1,), (7,), (2, 3), (4, 1, 9), (3, 5, 17), (2, 1, 3, 8),
 
 
 PREDICATES = ["eq", "ne", "lt", "le", "gt", "ge"]
+CONSTANTS = [0.0, -0.0, 1.0, -2.5, 0.125, 3e38, np.inf, -np.inf, np.nan]
 
 
 def tensor_type(shape, element="f32"):
@@ -126,6 +127,12 @@ def chain(prefix, shape, args, lines, results, new_mask):
             op = rng.choice(BINARY)
             other_pool = [(v, shape) for v in chain_values] + args
             other, other_shape = other_pool[rng.integers(len(other_pool))]
+            if rng.random() < 0.15:
+                # A constant (computed in the group's body, not read).
+                other, other_shape = f"{name}k", broadcast_shape_of(shape)
+                value = np.float32(rng.choice(CONSTANTS)).view(np.uint32)
+                lines.append(f"  {other} = tandem.fill(0x{int(value):08X} : "
+                             f"f32) : {tensor_type(other_shape)}")
             lhs, rhs = (chain_values[-1], shape), (other, other_shape)
             if rng.random() < 0.5:
                 lhs, rhs = rhs, lhs

@@ -460,3 +460,32 @@ func.func @masks_apart(%x: tensor<8xf32>, %y: tensor<8xf32>, %k: tensor<8xi64>) 
   %g = tandem.select %q, %e, %x : (tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return %c, %g : tensor<8xi1>, tensor<8xf32>
 }
+
+// -----
+
+// A constant (an f32 fill, of any shape that broadcasts) read by a group is
+// computed in its body, not read as an input: the fill read by the group
+// alone goes; one read outside as well stays for that reader. A fill of
+// integers is not a constant of the generated kernels.
+// CHECK-LABEL: func.func @constants
+// CHECK-NEXT: %[[K:.*]] = tandem.fill(2.000000e+00 : f32) : tensor<8xf32>
+// CHECK-NEXT: %[[I:.*]] = tandem.fill(1 : i64) : tensor<8xi64>
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0) : (tensor<4x8xf32>) -> tensor<4x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x8xf32>):
+// CHECK-NEXT:   %[[INF:.*]] = tandem.fill(0xFF800000 : f32) : tensor<f32>
+// CHECK-NEXT:   %[[C:.*]] = tandem.compare gt, %[[X]], %[[INF]]
+// CHECK-NEXT:   %[[TWO:.*]] = tandem.fill(2.000000e+00 : f32) : tensor<8xf32>
+// CHECK-NEXT:   %[[M:.*]] = tandem.mul %[[X]], %[[TWO]]
+// CHECK-NEXT:   %[[S:.*]] = tandem.select %[[C]], %[[M]], %[[INF]]
+// CHECK-NEXT:   tandem.yield %[[S]] : tensor<4x8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]], %[[K]], %[[I]]
+func.func @constants(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, tensor<8xi64>) {
+  %inf = tandem.fill(0xFF800000 : f32) : tensor<f32>
+  %two = tandem.fill(2.0 : f32) : tensor<8xf32>
+  %one = tandem.fill(1 : i64) : tensor<8xi64>
+  %c = tandem.compare gt, %x, %inf : (tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xi1>
+  %m = tandem.mul %x, %two : tensor<4x8xf32>, tensor<8xf32> -> tensor<4x8xf32>
+  %s = tandem.select %c, %m, %inf : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
+  return %s, %two, %one : tensor<4x8xf32>, tensor<8xf32>, tensor<8xi64>
+}

@@ -355,6 +355,10 @@ private:
         })
         .Case([&](SelectOp) { return select(x[0], x[1], x[2]); })
         .Case([&](CastOp cast) { return castValue(cast, x[0]); })
+        .Case([&](FillOp fill) {
+          return constant(
+              float(cast<FloatAttr>(fill.getValue()).getValueAsDouble()));
+        })
         .Default([&](Operation *) -> Value {
           llvm_unreachable("the fused op's verifier admits fusible ops only");
         });

@@ -811,14 +811,21 @@ bool tandem::isFusible(Operation *op) {
          llvm::all_of(op->getResultTypes(), isF32);
 }
 
+bool tandem::isFusedConstant(Operation *op) {
+  auto fill = dyn_cast<FillOp>(op);
+  return fill &&
+         cast<ShapedType>(fill.getResult().getType()).getElementType().isF32();
+}
+
 std::string tandem::displayName(Operation *op) {
   auto fused = dyn_cast<FusedOp>(op);
   if (!fused)
     return op->getName().getStringRef().str();
   // A reshape relabels a buffer: it is named only in a group of reshapes.
+  // A constant is no work.
   SmallVector<StringRef> names;
   for (Operation &inner : fused.getBodyOps())
-    if (!isa<ReshapeOp>(inner))
+    if (!isa<ReshapeOp>(inner) && !isFusedConstant(&inner))
       names.push_back(inner.getName().stripDialect());
   if (names.empty())
     names.push_back(ReshapeOp::getOperationName().split('.').second);
@@ -983,11 +990,16 @@ LogicalResult FusedOp::verifyRegions() {
         return failure();
       continue;
     }
+    // A constant broadcasts to its readers, as an input: their verifiers
+    // say so.
+    if (isFusedConstant(&op))
+      continue;
     if (!isFusible(&op))
       return op.emitOpError("cannot be part of a fused group: only the float "
                             "arithmetic and unary functions on f32 are, "
                             "compares of f32, selects of f32, casts between "
-                            "f32 and i1, view ops on the inputs, a GEMM or "
+                            "f32 and i1, fills of f32, view ops on the "
+                            "inputs, a GEMM or "
                             "convolution as the first op and a softmax or "
                             "layer_norm as the last");
     if (shapeOf(op.getResult(0)) != shape)

@@ -132,14 +132,16 @@ absorbableViews(Value value, Operation *root,
   return {};
 }
 
-/// View chains (base side first) keyed by the value each ends in.
+/// The ops a group clones into its body for the value each ends in: a
+/// chain of views (base side first), or a constant (isFusedConstant).
 using ViewChains = DenseMap<Value, SmallVector<Operation *>>;
 
 /// Moves `group`'s ops (in body order; `root` last in the block) into one
 /// tandem.fused where the root was, and erases them. The ops read their
 /// operands through the view chains in `viewsOf` (keyed by the value each
 /// chain ends in), cloned into the body: the chains' bases are the group's
-/// inputs, and the views themselves stay for other readers.
+/// inputs (a constant has none), and the views themselves stay for other
+/// readers.
 void buildGroup(ArrayRef<Operation *> group, Operation *root,
                 const ViewChains &viewsOf = ViewChains()) {
   llvm::SmallPtrSet<Operation *, 8> inGroup(group.begin(), group.end());
@@ -157,7 +159,8 @@ void buildGroup(ArrayRef<Operation *> group, Operation *root,
       }
       for (Operation *view : views->second)
         locations.push_back(view->getLoc());
-      inputs.insert(views->second.front()->getOperand(0));
+      if (Operation *base = views->second.front(); base->getNumOperands())
+        inputs.insert(base->getOperand(0));
     }
   }
   OpBuilder builder(root);
@@ -198,10 +201,11 @@ void buildGroup(ArrayRef<Operation *> group, Operation *root,
       op->erase();
 }
 
-/// Erases the views of `block` that nothing reads any more.
+/// Erases the views and constants of `block` that nothing reads any more
+/// (the groups have their own copies).
 void eraseDeadViews(Block &block) {
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
-    if (isViewOp(&op) && op.use_empty())
+    if ((isViewOp(&op) || isFusedConstant(&op)) && op.use_empty())
       op.erase();
 }
 
@@ -241,8 +245,15 @@ void fuseElementwise(Block &block) {
       if (isEpilogueProducer(member) || isGroupConsumer(member))
         continue; // its operands are the group's inputs as they are
       for (Value operand : member->getOperands()) {
-        if (members.contains(operand.getDefiningOp()))
+        Operation *def = operand.getDefiningOp();
+        if (members.contains(def))
           continue;
+        // A constant is computed in the body, not read.
+        if (def && isFusedConstant(def) && def->getBlock() == op.getBlock() &&
+            sameGroupAttrs(def, &op)) {
+          group.viewsOf[operand] = {def};
+          continue;
+        }
         SmallVector<Operation *> views = absorbableViews(operand, &op);
         if (views.empty())
           continue;

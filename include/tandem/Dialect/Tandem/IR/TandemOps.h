@@ -32,6 +32,11 @@ DeviceAttr getPlacedDevice(Value value);
 /// values and a cast between f32 and i1.
 bool isFusible(Operation *op);
 
+/// Whether `op` is a constant that a fused group computes in its body
+/// instead of reading it (an f32 tandem.fill, of any shape that broadcasts
+/// to the group's): a splat in registers, where it would be an input.
+bool isFusedConstant(Operation *op);
+
 /// The name reports, profiles and drawings give `op`: its op name, but a
 /// fused group is named by its ops ("fused(linear+relu)").
 std::string displayName(Operation *op);
