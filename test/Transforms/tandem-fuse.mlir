@@ -489,3 +489,26 @@ func.func @constants(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<8xf32>, te
   %s = tandem.select %c, %m, %inf : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<f32>) -> tensor<4x8xf32>
   return %s, %two, %one : tensor<4x8xf32>, tensor<8xf32>, tensor<8xi64>
 }
+
+// -----
+
+// One op alone is a group where the group computes a constant that nothing
+// else reads (the fill no longer runs); where the fill stays for another
+// reader, the op stays as it is.
+// CHECK-LABEL: func.func @lone_constant
+// CHECK-NEXT: %[[K:.*]] = tandem.fill(3.000000e+00 : f32) : tensor<f32>
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0) : (tensor<8xf32>) -> tensor<8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8xf32>):
+// CHECK-NEXT:   %[[H:.*]] = tandem.fill(1.250000e-01 : f32) : tensor<f32>
+// CHECK-NEXT:   %[[M:.*]] = tandem.mul %[[X]], %[[H]]
+// CHECK-NEXT:   tandem.yield %[[M]] : tensor<8xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[A:.*]] = tandem.add %arg0, %[[K]]
+// CHECK-NEXT: return %[[F]], %[[A]], %[[K]]
+func.func @lone_constant(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<f32>) {
+  %h = tandem.fill(0.125 : f32) : tensor<f32>
+  %k = tandem.fill(3.0 : f32) : tensor<f32>
+  %m = tandem.mul %x, %h : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+  %a = tandem.add %x, %k : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
+  return %m, %a, %k : tensor<8xf32>, tensor<8xf32>, tensor<f32>
+}

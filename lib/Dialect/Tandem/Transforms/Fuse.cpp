@@ -240,7 +240,8 @@ void fuseElementwise(Block &block) {
     taken.insert(members.begin(), members.end());
     Group group;
     group.root = &op;
-    bool readsMovedData = false; // through a view that would copy
+    // Through a view that would copy, or a constant that would be an op.
+    bool savesAnOp = false;
     for (Operation *member : members) {
       if (isEpilogueProducer(member) || isGroupConsumer(member))
         continue; // its operands are the group's inputs as they are
@@ -252,17 +253,21 @@ void fuseElementwise(Block &block) {
         if (def && isFusedConstant(def) && def->getBlock() == op.getBlock() &&
             sameGroupAttrs(def, &op)) {
           group.viewsOf[operand] = {def};
+          savesAnOp |= llvm::all_of(def->getUsers(), [&](Operation *user) {
+            return members.contains(user);
+          });
           continue;
         }
         SmallVector<Operation *> views = absorbableViews(operand, &op);
         if (views.empty())
           continue;
-        readsMovedData |= llvm::any_of(views, isDataMovingView);
+        savesAnOp |= llvm::any_of(views, isDataMovingView);
         group.viewsOf[operand] = std::move(views);
       }
     }
-    // One op alone is a group where it saves a view's copy.
-    if (members.size() < 2 && !readsMovedData)
+    // One op alone is a group where it saves a view's copy or a constant's
+    // fill.
+    if (members.size() < 2 && !savesAnOp)
       continue;
     // In block order, but a GEMM or convolution first: it reads the
     // group's inputs only, and the body starts with it.
