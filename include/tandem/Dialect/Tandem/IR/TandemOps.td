@@ -846,7 +846,9 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     views of them may broadcast to it (inputs the producer alone reads have
     shapes of their own). Besides views and the producer, the body holds
     fusible ops alone (`tandem::isFusible`: the float arithmetic and unary
-    functions on f32).
+    functions on f32, compares and selects of f32, casts between f32 and
+    i1) and f32 fills (`tandem::isFusedConstant`), which broadcast as
+    inputs do. The result is f32: masks stay inside.
     The code generator
     (`--convert-tandem-to-llvm`) numbers each group's kernel in the
     discardable attribute `tandem.kernel`.

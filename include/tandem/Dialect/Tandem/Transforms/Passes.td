@@ -65,8 +65,9 @@ def Fuse : Pass<"tandem-fuse"> {
     Runs before placement, so that placement, transfers, the schedule and
     memory planning see each group as one op whose body's values take no
     memory. Walking each block from its end, every fusible op
-    (`tandem::isFusible`: float arithmetic and unary functions on f32) that
-    is not yet in a group starts one, and the group takes in the producers
+    (`tandem::isFusible`: float arithmetic and unary functions on f32,
+    compares and selects of f32, casts between f32 and i1) that gives f32
+    and is not yet in a group starts one, and the group takes in the producers
     of its operands that are fusible, have the group's shape (a smaller
     operand is broadcast when read, never recomputed per element), are read
     by the group's ops alone (a value read elsewhere is materialized, so its
@@ -78,10 +79,13 @@ def Fuse : Pass<"tandem-fuse"> {
     it ends, kept where a fusible op computing its input joins. The
     elementwise ops read their operands through the chains of views that
     end in them (`tandem::composeViews`: the longest end of a chain that is
-    one strided access), cloned into the body. A group of one op is left as
-    it is, unless it reads through a view that would copy. Then every chain
+    one strided access), cloned into the body, and compute the f32 fills
+    they read in the body (`tandem::isFusedConstant`). A group of one op is
+    left as it is, unless it reads through a view that would copy or a fill
+    nothing else reads. Then every chain
     of views still read by a non-view op, holding two or more views that
-    copy, becomes a group of views alone; views nothing reads are erased.
+    copy, becomes a group of views alone; views and fills nothing reads are
+    erased.
 
     The group is built where its last op was: its inputs are the values its
     ops read from outside, in order of first use, and its body holds its ops
