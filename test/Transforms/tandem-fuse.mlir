@@ -512,3 +512,50 @@ func.func @lone_constant(%x: tensor<8xf32>) -> (tensor<8xf32>, tensor<8xf32>, te
   %a = tandem.add %x, %k : tensor<8xf32>, tensor<f32> -> tensor<8xf32>
   return %m, %a, %k : tensor<8xf32>, tensor<8xf32>, tensor<f32>
 }
+
+// -----
+
+// A value that a GEMM or a normalization of the group reads is an input of
+// the group as it is: the elementwise ops that read it too read the input
+// (its fill, or its view, is not cloned), so the GEMM stays first and the
+// normalization reads inputs alone.
+// CHECK-LABEL: func.func @read_whole
+// CHECK-NEXT: %[[K:.*]] = tandem.fill(1.500000e+00 : f32) : tensor<8x8xf32>
+// CHECK-NEXT: %[[G:.*]] = tandem.fill(2.000000e+00 : f32) : tensor<8xf32>
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %[[K]]) : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8x8xf32>, %[[KI:.*]]: tensor<8x8xf32>):
+// CHECK-NEXT:   %[[P:.*]] = tandem.matmul %[[X]], %[[KI]]
+// CHECK-NEXT:   %[[A:.*]] = tandem.add %[[P]], %[[KI]]
+// CHECK-NEXT:   tandem.yield %[[A]]
+// CHECK:      %[[N:.*]] = tandem.fused(%arg0, %[[G]]) : (tensor<8x8xf32>, tensor<8xf32>) -> tensor<8x8xf32> {
+// CHECK-NEXT: ^bb0(%[[Y:.*]]: tensor<8x8xf32>, %[[GI:.*]]: tensor<8xf32>):
+// CHECK-NEXT:   %[[S:.*]] = tandem.add %[[Y]], %[[GI]]
+// CHECK-NEXT:   %[[L:.*]] = tandem.layer_norm %[[S]], %[[GI]], %[[GI]]
+// CHECK-NEXT:   tandem.yield %[[L]]
+func.func @read_whole(%x: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %k = tandem.fill(1.5 : f32) : tensor<8x8xf32>
+  %g = tandem.fill(2.0 : f32) : tensor<8xf32>
+  %p = tandem.matmul %x, %k : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = tandem.add %p, %k : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  %s = tandem.add %x, %g : tensor<8x8xf32>, tensor<8xf32> -> tensor<8x8xf32>
+  %n = tandem.layer_norm %s, %g, %g {axis = -1 : i64} : (tensor<8x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8x8xf32>
+  return %a, %n : tensor<8x8xf32>, tensor<8x8xf32>
+}
+
+// -----
+
+// The same for a view: the GEMM reads the transpose as its input, and so
+// does the add.
+// CHECK-LABEL: func.func @read_whole_view
+// CHECK-NEXT: %[[T:.*]] = tandem.transpose %arg0
+// CHECK-NEXT: %[[F:.*]] = tandem.fused(%arg0, %[[T]])
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<8x8xf32>, %[[TI:.*]]: tensor<8x8xf32>):
+// CHECK-NEXT:   %[[P:.*]] = tandem.matmul %[[X]], %[[TI]]
+// CHECK-NEXT:   %[[A:.*]] = tandem.add %[[P]], %[[TI]]
+// CHECK-NEXT:   tandem.yield %[[A]]
+func.func @read_whole_view(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %t = tandem.transpose %x {perm = array<i64: 1, 0>} : tensor<8x8xf32> -> tensor<8x8xf32>
+  %p = tandem.matmul %x, %t : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
+  %a = tandem.add %p, %t : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
+  return %a : tensor<8x8xf32>
+}

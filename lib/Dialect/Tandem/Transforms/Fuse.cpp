@@ -240,14 +240,21 @@ void fuseElementwise(Block &block) {
     taken.insert(members.begin(), members.end());
     Group group;
     group.root = &op;
+    // A GEMM's or convolution's operands, and a normalization's, are the
+    // group's inputs as they are: a value one of them reads stays an input
+    // for the elementwise ops too (its views or fill are not cloned).
+    llvm::DenseSet<Value> readWhole;
+    for (Operation *member : members)
+      if (isEpilogueProducer(member) || isGroupConsumer(member))
+        readWhole.insert(member->operand_begin(), member->operand_end());
     // Through a view that would copy, or a constant that would be an op.
     bool savesAnOp = false;
     for (Operation *member : members) {
       if (isEpilogueProducer(member) || isGroupConsumer(member))
-        continue; // its operands are the group's inputs as they are
+        continue;
       for (Value operand : member->getOperands()) {
         Operation *def = operand.getDefiningOp();
-        if (members.contains(def))
+        if (members.contains(def) || readWhole.contains(operand))
           continue;
         // A constant is computed in the body, not read.
         if (def && isFusedConstant(def) && def->getBlock() == op.getBlock() &&
