@@ -784,22 +784,30 @@ LogicalResult DynamicSliceOp::verify() {
 // Fusion
 //===----------------------------------------------------------------------===//
 
+static Type elementOf(Type type) {
+  return cast<ShapedType>(type).getElementType();
+}
+
+static bool isF32Tensor(Type type) { return elementOf(type).isF32(); }
+
+/// Whether every operand and result of `op` holds f32.
+static bool isAllF32(Operation *op) {
+  return llvm::all_of(op->getOperandTypes(), isF32Tensor) &&
+         llvm::all_of(op->getResultTypes(), isF32Tensor);
+}
+
 bool tandem::isFusible(Operation *op) {
-  auto elementOf = [](Type type) {
-    return cast<ShapedType>(type).getElementType();
-  };
-  auto isF32 = [&](Type type) { return elementOf(type).isF32(); };
   // A mask lives in the kernel as a lane mask; it is loaded from and never
   // stored as the runtime's bytes (the group's result is f32).
-  auto isF32OrBool = [&](Type type) {
-    return isF32(type) || elementOf(type).isInteger(1);
+  auto isF32OrBool = [](Type type) {
+    return isF32Tensor(type) || elementOf(type).isInteger(1);
   };
   // Compares of floats give masks, selects choose floats by them, casts
   // turn masks into 0/1 floats and floats into masks (x != 0).
   if (isa<CompareOp>(op))
-    return llvm::all_of(op->getOperandTypes(), isF32);
+    return llvm::all_of(op->getOperandTypes(), isF32Tensor);
   if (isa<SelectOp>(op))
-    return isF32(op->getResult(0).getType());
+    return isF32Tensor(op->getResult(0).getType());
   if (isa<CastOp>(op))
     return isF32OrBool(op->getOperand(0).getType()) &&
            isF32OrBool(op->getResult(0).getType());
@@ -807,14 +815,12 @@ bool tandem::isFusible(Operation *op) {
            AbsOp, ExpOp, LogOp, SqrtOp, RsqrtOp, TanhOp, SigmoidOp, ReluOp,
            GeluOp, SiluOp, ErfOp, FloorOp, CeilOp, RoundOp, TruncOp>(op))
     return false;
-  return llvm::all_of(op->getOperandTypes(), isF32) &&
-         llvm::all_of(op->getResultTypes(), isF32);
+  return isAllF32(op);
 }
 
 bool tandem::isFusedConstant(Operation *op) {
   auto fill = dyn_cast<FillOp>(op);
-  return fill &&
-         cast<ShapedType>(fill.getResult().getType()).getElementType().isF32();
+  return fill && isF32Tensor(fill.getResult().getType());
 }
 
 std::string tandem::displayName(Operation *op) {
@@ -833,23 +839,11 @@ std::string tandem::displayName(Operation *op) {
 }
 
 bool tandem::isEpilogueProducer(Operation *op) {
-  if (!isa<LinearOp, MatmulOp, Conv2dOp>(op))
-    return false;
-  auto isF32 = [](Type type) {
-    return cast<ShapedType>(type).getElementType().isF32();
-  };
-  return llvm::all_of(op->getOperandTypes(), isF32) &&
-         llvm::all_of(op->getResultTypes(), isF32);
+  return isa<LinearOp, MatmulOp, Conv2dOp>(op) && isAllF32(op);
 }
 
 bool tandem::isGroupConsumer(Operation *op) {
-  if (!isa<SoftmaxOp, LayerNormOp>(op))
-    return false;
-  auto isF32 = [](Type type) {
-    return cast<ShapedType>(type).getElementType().isF32();
-  };
-  return llvm::all_of(op->getOperandTypes(), isF32) &&
-         llvm::all_of(op->getResultTypes(), isF32);
+  return isa<SoftmaxOp, LayerNormOp>(op) && isAllF32(op);
 }
 
 Operation *FusedOp::getConsumer() {
