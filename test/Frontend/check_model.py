@@ -4,7 +4,8 @@ backend under a GPU budget and compares it with PyTorch in eval mode.
     check_model.py NAME [--profile P] [--budget B] [--expect split|cpu]
 
 Prints the placement (ops per device, peak GPU memory against the budget,
-transfers) and the error, max |tandem - torch| / max |torch|, against the
+transfers), the fused groups (by their ops) and the error, max |tandem -
+torch| / max |torch|, against the
 tolerance (1e-4: f32 kernels summing in another order than PyTorch's);
 exits 1 when a check fails.
 """
@@ -41,6 +42,11 @@ print(f"{options.name}: profile {report['device_profile']}, budget "
       f"the gpu, {devices.get('cpu', 0)} on the cpu, peak GPU "
       f"{report['peak_gpu_bytes']} B, {transfers['h2d_count']} h2d / "
       f"{transfers['d2h_count']} d2h")
+# The fused groups, by their ops: what the compiler made of the model's
+# elementwise tails (a causal mask's select joins its scores' softmax).
+groups = sorted({op["name"] for op in report["ops"]
+                 if op["name"].startswith("fused(")})
+print(f"{options.name}: groups: {', '.join(groups) or 'none'}")
 failures = []
 if report["peak_gpu_bytes"] > report["gpu_memory_budget_bytes"]:
     failures.append("the placement exceeds the budget")
