@@ -66,7 +66,9 @@ struct Leaf {
                     : getElementTypeOrSelf(value.getType());
   }
   /// Bytes of one stored element: the loads' alignment.
-  unsigned storageBytes() const { return isMask() ? 1 : 4; }
+  unsigned storageBytes() const {
+    return storageType().getIntOrFloatBitWidth() / 8;
+  }
   /// `stored` (one element or a vector of them, as loaded) as the body
   /// reads it: a mask's bytes != 0, as the CPU kernels read a bool.
   Value fromStorage(OpBuilder &b, Location loc, Value stored) const {
@@ -541,16 +543,19 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
         loc, b.create<arith::SubIOp>(loc, end, rowStart), rowLength);
 
     SmallVector<Value> rowOffsets = rowOffsetsOf(b, loc, layout, row);
-    // A leaf broadcast along the row is one value for the whole row.
+    // A leaf broadcast along the row is one value for the whole row (a
+    // mask's byte read as a mask once).
     size_t numLeaves = layout.leaves.size();
     SmallVector<Value> rowValues(numLeaves);
     for (size_t k = 0; k < numLeaves; ++k) {
       const Leaf &leaf = layout.leaves[k];
       if (layout.strides[k].back() == 0)
-        rowValues[k] = b.create<LLVM::LoadOp>(
-            loc, leaf.storageType(),
-            elementAt(bases[leaf.input], rowOffsets[k], leaf.storageType()),
-            leaf.storageBytes());
+        rowValues[k] = leaf.fromStorage(
+            b, loc,
+            b.create<LLVM::LoadOp>(
+                loc, leaf.storageType(),
+                elementAt(bases[leaf.input], rowOffsets[k], leaf.storageType()),
+                leaf.storageBytes()));
     }
 
     // Evaluates the body at [column, column + width) of the row.
@@ -560,19 +565,20 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
                           builder.getInsertionPoint());
       SmallVector<Value> values;
       for (size_t k = 0; k < numLeaves; ++k) {
+        if (Value row = rowValues[k]) {
+          values.push_back(
+              type == f32
+                  ? row
+                  : b.create<vector::SplatOp>(
+                        loc, VectorType::get({kVectorWidth}, row.getType()),
+                        row));
+          continue;
+        }
         const Leaf &leaf = layout.leaves[k];
         Type stored = leaf.storageType();
         // One element, or a vector of them where `type` is one.
         Type loaded = type == f32 ? stored
                                   : VectorType::get({kVectorWidth}, stored);
-        if (rowValues[k]) {
-          values.push_back(leaf.fromStorage(
-              b, loc,
-              type == f32 ? rowValues[k]
-                          : b.create<vector::SplatOp>(loc, loaded,
-                                                      rowValues[k])));
-          continue;
-        }
         Value base = bases[leaf.input];
         int64_t stride = layout.strides[k].back();
         auto load = [&](Type lanes, Value at) -> Value {

@@ -243,14 +243,17 @@ void fuseElementwise(Block &block) {
     // A GEMM's or convolution's operands, and a normalization's, are the
     // group's inputs as they are: a value one of them reads stays an input
     // for the elementwise ops too (its views or fill are not cloned).
+    auto readsWhole = [](Operation *member) {
+      return isEpilogueProducer(member) || isGroupConsumer(member);
+    };
     llvm::DenseSet<Value> readWhole;
     for (Operation *member : members)
-      if (isEpilogueProducer(member) || isGroupConsumer(member))
+      if (readsWhole(member))
         readWhole.insert(member->operand_begin(), member->operand_end());
     // Through a view that would copy, or a constant that would be an op.
     bool savesAnOp = false;
     for (Operation *member : members) {
-      if (isEpilogueProducer(member) || isGroupConsumer(member))
+      if (readsWhole(member))
         continue;
       for (Value operand : member->getOperands()) {
         Operation *def = operand.getDefiningOp();
