@@ -241,10 +241,13 @@ mlir::tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   // A group's softmax or layer norm runs after the rest of the group, as its
   // own pass over the result (a kernel of its own on the GPU, a loop over
   // the rows on the CPU): priced by its own family, the rest by the group's
-  // producer or body.
+  // producer or body. A group that ends in a reduction is one pass, which
+  // reads the inputs and writes the reduction's outputs: priced as a
+  // reduction.
   double consumerUs = 0;
   if (auto fused = dyn_cast<FusedOp>(op)) {
-    if (Operation *consumer = fused.getConsumer()) {
+    if (Operation *consumer = fused.getConsumer();
+        consumer && !isRowReduction(consumer)) {
       WorkEstimate consumerWork =
           cast<WorkEstimateOpInterface>(consumer).estimateWork();
       consumerUs = estimateOpTimeUs(consumerWork, elementType,

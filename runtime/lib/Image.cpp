@@ -7,6 +7,7 @@
 
 #include "Image.h"
 
+#include "tandem/runtime/CpuKernelPaths.h"
 #include "tandem/runtime/ModelImage.h"
 
 using namespace tandem::rt;
@@ -81,22 +82,35 @@ bool checkFused(const OpRecord &op, int64_t numKernels, std::string &error) {
     return valid;
   };
   // A consumer runs in place on the result: softmax (no other operand) or
-  // layer_norm (scale and shift) alone.
+  // layer_norm (scale and shift) alone; or it is a reduction of what the
+  // kernel computes (no other operand), after a kernel with no producer.
   bool hasConsumer = fused.consumerKind != -1 || fused.consumerOperands != 0;
+  bool reduction = img::isFusedReduction(fused.consumerKind);
   if (hasConsumer &&
       !(fused.consumerKind == img::kSoftmax && fused.consumerOperands == 0) &&
-      !(fused.consumerKind == img::kLayerNorm && fused.consumerOperands == 2)) {
+      !(fused.consumerKind == img::kLayerNorm && fused.consumerOperands == 2) &&
+      !(reduction && fused.consumerOperands == 0 && fused.producerKind == -1)) {
     error = "is a fused group with a bad consumer (kind, operands or "
             "attribute words)";
     return false;
   }
   if (!part(fused.producerKind, fused.producerOperands, !hasConsumer,
-            "producer") ||
-      !part(fused.consumerKind, fused.consumerOperands, true, "consumer"))
+            "producer"))
+    return false;
+  size_t consumerWords = at + size_t(std::max<int64_t>(fused.consumerOperands, 0));
+  if (!part(fused.consumerKind, fused.consumerOperands, true, "consumer"))
     return false;
   if (at != op.attrs.size()) {
     error = "is a fused group with " + std::to_string(op.attrs.size() - at) +
             " attribute words left over";
+    return false;
+  }
+  // A reduction's one word: the elements it folds into each output.
+  if (reduction && (op.attrs.size() != consumerWords + 1 ||
+                    !reductionFusesRows(op.attrs.back()))) {
+    error = "is a fused group whose reduction does not fold 1 to " +
+            std::to_string(kReducePieceElements) +
+            " elements into each output";
     return false;
   }
   return true;

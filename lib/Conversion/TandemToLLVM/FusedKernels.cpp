@@ -122,8 +122,9 @@ SmallVector<Leaf> leavesOf(FusedOp fused, ViewReading reading) {
 }
 
 RowLayout layoutOf(FusedOp fused) {
+  // What the kernel computes: the result's shape, or a reduction's input's.
   SmallVector<int64_t> shape(
-      cast<ShapedType>(fused.getResult().getType()).getShape());
+      cast<ShapedType>(fused.getKernelValue().getType()).getShape());
   // A group of views alone reads its one leaf over a refinement of the
   // result's shape (ViewReading::Refined): the result is contiguous, so the
   // kernel may walk it in any refinement's row-major order.
@@ -496,6 +497,63 @@ void emitTransposeTiles(OpBuilder &b, Location loc, const RowLayout &layout,
       });
 }
 
+/// Output `output` of a group that ends in `reduction` (a row reduction of
+/// `length` elements an output) on the GPU: one thread folds the row of
+/// values `valueAt` computes, as the CPU folds it: a sum (and a mean) in
+/// f64, a max or a min in f32 with NaN winning.
+Value emitRowFold(OpBuilder &b, Location loc, Operation *reduction,
+                  Value output, int64_t length,
+                  function_ref<Value(Value)> valueAt) {
+  Type f32 = b.getF32Type(), f64 = b.getF64Type();
+  auto index = [&](int64_t value) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
+  };
+  bool sum = isa<ReduceSumOp, ReduceMeanOp>(reduction);
+  bool max = isa<ReduceMaxOp>(reduction);
+  Value identity =
+      sum ? b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(0.0))
+          : b.create<arith::ConstantOp>(
+                loc, b.getF32FloatAttr(
+                         max ? -std::numeric_limits<float>::infinity()
+                             : std::numeric_limits<float>::infinity()));
+  Value noNan = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
+  Value rowStart = b.create<arith::MulIOp>(loc, output, index(length));
+  auto fold = b.create<scf::ForOp>(
+      loc, index(0), index(length), index(1), ValueRange{identity, noNan},
+      [&](OpBuilder &builder, Location, Value j, ValueRange carried) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(builder.getInsertionBlock(),
+                            builder.getInsertionPoint());
+        Value v = valueAt(b.create<arith::AddIOp>(loc, rowStart, j));
+        Value acc = carried[0], nan = carried[1];
+        if (sum) {
+          acc = b.create<arith::AddFOp>(loc, acc,
+                                        b.create<arith::ExtFOp>(loc, f64, v));
+        } else {
+          nan = b.create<arith::OrIOp>(
+              loc, nan,
+              b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v));
+          Value wins = b.create<arith::CmpFOp>(
+              loc, max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+              v, acc);
+          acc = b.create<arith::SelectOp>(loc, wins, v, acc);
+        }
+        b.create<scf::YieldOp>(loc, ValueRange{acc, nan});
+      });
+  Value acc = fold.getResult(0);
+  if (!sum)
+    return b.create<arith::SelectOp>(
+        loc, fold.getResult(1),
+        b.create<arith::ConstantOp>(
+            loc, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
+        acc);
+  if (isa<ReduceMeanOp>(reduction))
+    acc = b.create<arith::DivFOp>(
+        loc, acc,
+        b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(double(length))));
+  return b.create<arith::TruncFOp>(loc, f32, acc);
+}
+
 } // namespace
 
 void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
@@ -711,35 +769,48 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
   Value stride = b.create<arith::MulIOp>(
       loc, wide(b.create<NVVM::GridDimXOp>(loc, i32)), threads);
   RowLayout layout = layoutOf(fused);
+  // The value the body computes at `element` of the kernel's values (a
+  // producer's product is in the result already, at the same element).
+  auto valueAt = [&](Value element) -> Value {
+    Value row =
+        b.create<arith::DivSIOp>(loc, element, index(layout.rowLength()));
+    Value column = b.create<arith::SubIOp>(
+        loc, element,
+        b.create<arith::MulIOp>(loc, row, index(layout.rowLength())));
+    SmallVector<Value> offsets = rowOffsetsOf(b, loc, layout, row);
+    SmallVector<Value> values;
+    for (auto [k, leaf] : llvm::enumerate(layout.leaves)) {
+      Value offset = offsets[k];
+      if (int64_t stride = layout.strides[k].back())
+        offset = b.create<arith::AddIOp>(
+            loc, offset, b.create<arith::MulIOp>(loc, column, index(stride)));
+      Value address = b.create<LLVM::GEPOp>(loc, ptr, leaf.storageType(),
+                                            entry->getArgument(leaf.input),
+                                            ValueRange{offset});
+      values.push_back(leaf.fromStorage(
+          b, loc,
+          b.create<LLVM::LoadOp>(loc, leaf.storageType(), address,
+                                 leaf.storageBytes())));
+    }
+    Value product;
+    if (fused.getProducer())
+      product = b.create<LLVM::LoadOp>(
+          loc, f32,
+          b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element}),
+          4);
+    return BodyEmitter(b, loc, f32).emit(fused, layout.leaves, values,
+                                         product);
+  };
   auto elements = b.create<scf::ForOp>(loc, first, count, stride);
   b.setInsertionPointToStart(elements.getBody());
   Value element = elements.getInductionVar();
-  Value row = b.create<arith::DivSIOp>(loc, element, index(layout.rowLength()));
-  Value column = b.create<arith::SubIOp>(
-      loc, element,
-      b.create<arith::MulIOp>(loc, row, index(layout.rowLength())));
-  SmallVector<Value> offsets = rowOffsetsOf(b, loc, layout, row);
-  SmallVector<Value> values;
-  for (auto [k, leaf] : llvm::enumerate(layout.leaves)) {
-    Value offset = offsets[k];
-    if (int64_t stride = layout.strides[k].back())
-      offset = b.create<arith::AddIOp>(
-          loc, offset, b.create<arith::MulIOp>(loc, column, index(stride)));
-    Value address =
-        b.create<LLVM::GEPOp>(loc, ptr, leaf.storageType(),
-                              entry->getArgument(leaf.input), ValueRange{offset});
-    values.push_back(leaf.fromStorage(
-        b, loc,
-        b.create<LLVM::LoadOp>(loc, leaf.storageType(), address,
-                               leaf.storageBytes())));
-  }
   Value at = b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element});
-  Value product;
-  if (fused.getProducer())
-    product = b.create<LLVM::LoadOp>(loc, f32, at, 4);
-  Value value =
-      BodyEmitter(b, loc, f32).emit(fused, layout.leaves, values, product);
-  b.create<LLVM::StoreOp>(loc, value, at, 4);
+  Operation *consumer = fused.getConsumer();
+  if (int64_t length = consumer ? rowReductionLength(consumer) : 0)
+    b.create<LLVM::StoreOp>(
+        loc, emitRowFold(b, loc, consumer, element, length, valueAt), at, 4);
+  else
+    b.create<LLVM::StoreOp>(loc, valueAt(element), at, 4);
   b.setInsertionPointAfter(elements);
   b.create<func::ReturnOp>(loc);
 }

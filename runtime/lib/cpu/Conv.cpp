@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <vector>
 
@@ -21,55 +20,6 @@ using namespace tandem::rt;
 using namespace tandem::rt::cpu;
 
 namespace {
-
-/// Scratch memory for the convolutions, kept from call to call: fresh
-/// vectors cost more than the im2col copy into them (tens of MiB zero-filled
-/// on one thread, and page faults where glibc maps them). Buffers wait in a
-/// free list and each is lent to one call at a time, so queues running
-/// convolutions at once each get their own. (Not thread_local: a thread
-/// local with a destructor keeps a dlopen'd model library mapped until the
-/// thread exits.)
-struct ScratchBuffer {
-  std::unique_ptr<float[]> data;
-  size_t size = 0;
-};
-std::mutex scratchMutex;
-std::vector<ScratchBuffer> freeScratch;
-
-/// A buffer of at least `count` floats, lent until it goes out of scope.
-class Scratch {
-public:
-  explicit Scratch(size_t count) {
-    {
-      std::lock_guard<std::mutex> lock(scratchMutex);
-      // The largest waiting buffer: the one most likely to need no growing.
-      auto largest =
-          std::max_element(freeScratch.begin(), freeScratch.end(),
-                           [](const ScratchBuffer &a, const ScratchBuffer &b) {
-                             return a.size < b.size;
-                           });
-      if (largest != freeScratch.end()) {
-        buffer = std::move(*largest);
-        freeScratch.erase(largest);
-      }
-    }
-    if (buffer.size < count) {
-      buffer.data.reset(); // the old one first: never both at once
-      buffer.data.reset(new float[count]);
-      buffer.size = count;
-    }
-  }
-  ~Scratch() {
-    std::lock_guard<std::mutex> lock(scratchMutex);
-    freeScratch.push_back(std::move(buffer));
-  }
-  Scratch(const Scratch &) = delete;
-  Scratch &operator=(const Scratch &) = delete;
-  float *get() const { return buffer.data.get(); }
-
-private:
-  ScratchBuffer buffer;
-};
 
 /// The output columns [first, last) whose input column xo·stride + offset
 /// lies inside [0, width): the others read padding. (Ceiling divisions; a
@@ -533,11 +483,6 @@ bool pool2dKernel(int64_t kind, const std::vector<TensorView> &ops,
 }
 
 } // namespace
-
-void tandem::rt::releaseScratch() {
-  std::lock_guard<std::mutex> lock(scratchMutex);
-  freeScratch.clear();
-}
 
 bool cpu::conv2dWithEpilogue(const std::vector<TensorView> &ops,
                              const TensorView &out,

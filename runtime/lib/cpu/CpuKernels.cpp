@@ -102,6 +102,20 @@ bool tandem::rt::runFusedGroup(img::FusedKernel kernel,
   }
   for (size_t k = 0; k < operands.size(); ++k)
     pointers[k] = operands[k].data;
+  // A reduction at the end folds what the kernel computes, a block of rows
+  // at a time from scratch: the kernel writes element i of its values at
+  // out + i, so `into` (element `begin`) is passed as that base.
+  if (parts.consumer && img::isFusedReduction(parts.consumer->kind)) {
+    reduceComputedRows(
+        parts.consumer->kind, countOf(result.shape), parts.consumer->attrs[0],
+        fused.costPerElement, static_cast<float *>(result.data),
+        [&](int64_t begin, int64_t end, float *into) {
+          auto base = reinterpret_cast<uintptr_t>(into) -
+                      uintptr_t(begin) * sizeof(float);
+          kernel(pointers, reinterpret_cast<void *>(base), begin, end);
+        });
+    return true;
+  }
   BlockEpilogue epilogue = [&](int64_t begin, int64_t end) {
     kernel(pointers, result.data, begin, end);
   };

@@ -8,6 +8,7 @@
 #include "CpuSupport.h"
 
 #include <cstring>
+#include <mutex>
 
 using namespace tandem::rt;
 using namespace tandem::rt::cpu;
@@ -15,6 +16,51 @@ using namespace tandem::rt::cpu;
 bool cpu::unsupported(DType dtype, std::string &error) {
   error = std::string("no CPU kernel for this op on ") + dtypeName(dtype);
   return false;
+}
+
+//===----------------------------------------------------------------------===//
+// Scratch memory
+//===----------------------------------------------------------------------===//
+
+namespace {
+struct ScratchBuffer {
+  std::unique_ptr<float[]> data;
+  size_t size = 0;
+};
+std::mutex scratchMutex;
+std::vector<ScratchBuffer> freeScratch;
+} // namespace
+
+cpu::Scratch::Scratch(size_t count) {
+  {
+    std::lock_guard<std::mutex> lock(scratchMutex);
+    // The largest waiting buffer: the one most likely to need no growing.
+    auto largest =
+        std::max_element(freeScratch.begin(), freeScratch.end(),
+                         [](const ScratchBuffer &a, const ScratchBuffer &b) {
+                           return a.size < b.size;
+                         });
+    if (largest != freeScratch.end()) {
+      data = std::move(largest->data);
+      size = largest->size;
+      freeScratch.erase(largest);
+    }
+  }
+  if (size < count) {
+    data.reset(); // the old one first: never both at once
+    data.reset(new float[count]);
+    size = count;
+  }
+}
+
+cpu::Scratch::~Scratch() {
+  std::lock_guard<std::mutex> lock(scratchMutex);
+  freeScratch.push_back({std::move(data), size});
+}
+
+void tandem::rt::releaseScratch() {
+  std::lock_guard<std::mutex> lock(scratchMutex);
+  freeScratch.clear();
 }
 
 //===----------------------------------------------------------------------===//

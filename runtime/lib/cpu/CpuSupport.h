@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -238,6 +239,28 @@ void forEachElement(const std::vector<int64_t> &shape,
 // GEMMs and what runs on their blocks
 //===----------------------------------------------------------------------===//
 
+/// Scratch memory for a kernel (a convolution's im2col columns, a fused
+/// reduction's rows), kept from call to call: fresh vectors cost more than
+/// the work done in them (tens of MiB zero-filled on one thread, and page
+/// faults where glibc maps them). Buffers wait in a free list and each is
+/// lent to one holder at a time, so kernels running at once (on the pool's
+/// workers, or queues side by side) each get their own. (Not thread_local: a
+/// thread local with a destructor keeps a dlopen'd model library mapped
+/// until the thread exits.) releaseScratch (CpuKernels.h) frees them.
+class Scratch {
+public:
+  /// A buffer of at least `count` floats, lent until this goes out of scope.
+  explicit Scratch(size_t count);
+  ~Scratch();
+  Scratch(const Scratch &) = delete;
+  Scratch &operator=(const Scratch &) = delete;
+  float *get() const { return data.get(); }
+
+private:
+  std::unique_ptr<float[]> data;
+  size_t size = 0;
+};
+
 /// What a fused group runs on each block of its producer's result as soon as
 /// the block is written, while it is in cache: elements [begin, end) of the
 /// result, row-major. Blocks run on any worker, concurrently.
@@ -283,6 +306,21 @@ bool conv2dWithEpilogue(const std::vector<TensorView> &ops,
                         const TensorView &out,
                         const std::vector<int64_t> &attrs,
                         const BlockEpilogue *epilogue, std::string &error);
+
+/// What a fused group computes before its reduction: elements [begin, end)
+/// (row-major) of the reduction's input, written to into[0, end - begin).
+using ComputeElements =
+    std::function<void(int64_t begin, int64_t end, float *into)>;
+
+/// reduce_sum, reduce_mean, reduce_max or reduce_min (`kind`) into
+/// out[0, outer) of `outer` rows of `count` f32 elements that `compute`
+/// writes, a block of rows at a time into a worker's scratch, each row
+/// folded while in cache exactly as the reduction folds a row of a
+/// materialized input (Reduce.cpp; reductionFusesRows in CpuKernelPaths.h
+/// says which `count` qualify). `costPerElement` is compute's.
+void reduceComputedRows(int64_t kind, int64_t outer, int64_t count,
+                        int64_t costPerElement, float *out,
+                        const ComputeElements &compute);
 
 //===----------------------------------------------------------------------===//
 // Element types

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CpuSupport.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 
 #include <algorithm>
 #include <cmath>
@@ -208,7 +209,7 @@ template <Fold F, typename T, typename Acc>
 void foldConsecutive(const T *in, T *z, int64_t outer, int64_t count,
                      int64_t inner, bool mean) {
   if (inner == 1) {
-    constexpr int64_t kPiece = int64_t(1) << 15;
+    constexpr int64_t kPiece = kReducePieceElements;
     int64_t pieces = (count + kPiece - 1) / kPiece;
     if (outer >= poolThreads() || pieces <= 1) {
       parallelFor(outer, count, [&](int64_t first, int64_t last) {
@@ -262,6 +263,33 @@ void foldConsecutive(const T *in, T *z, int64_t outer, int64_t count,
       for (int64_t i = 0; i < width; ++i)
         z[o * inner + begin + i] =
             finishFold<F, T>(Acc(acc[i]), nan[i] != 0, count, mean);
+    }
+  });
+}
+
+/// The rows of a fused group's reduction (reduceComputedRows): blocks of
+/// rows computed into scratch and folded by foldRun, as foldConsecutive
+/// folds each row of up to kReducePieceElements of an input (inner 1).
+template <Fold F>
+void foldComputedRows(int64_t outer, int64_t count, int64_t costPerElement,
+                      float *z, bool mean, const ComputeElements &compute) {
+  // Blocks of about 16 KiB (a row at least): in L1 when folded.
+  constexpr int64_t kBlockFloats = 4096;
+  int64_t rowsPerBlock = std::max<int64_t>(1, kBlockFloats / count);
+  parallelFor(outer, count * (costPerElement + 1),
+              [&](int64_t first, int64_t last) {
+    int64_t rows = std::min(rowsPerBlock, last - first);
+    Scratch scratch(size_t(rows * count));
+    float *block = scratch.get();
+    for (int64_t o = first; o < last; o += rows) {
+      int64_t end = std::min(last, o + rows);
+      compute(o * count, end * count, block);
+      for (int64_t r = o; r < end; ++r) {
+        double acc = foldIdentity<F, double>();
+        bool nan = false;
+        foldRun<F>(block + (r - o) * count, count, acc, nan);
+        z[r] = finishFold<F, float>(acc, nan, count, mean);
+      }
     }
   });
 }
@@ -424,6 +452,20 @@ bool argmaxKernel(int64_t, const std::vector<TensorView> &ops,
 }
 
 } // namespace
+
+void cpu::reduceComputedRows(int64_t kind, int64_t outer, int64_t count,
+                             int64_t costPerElement, float *out,
+                             const ComputeElements &compute) {
+  if (kind == img::kReduceMax)
+    foldComputedRows<Fold::Max>(outer, count, costPerElement, out, false,
+                                compute);
+  else if (kind == img::kReduceMin)
+    foldComputedRows<Fold::Min>(outer, count, costPerElement, out, false,
+                                compute);
+  else
+    foldComputedRows<Fold::Sum>(outer, count, costPerElement, out,
+                                kind == img::kReduceMean, compute);
+}
 
 void cpu::registerReduceKernels(CpuKernelTable &table) {
   for (img::OpKind kind : {img::kReduceSum, img::kReduceMean, img::kReduceMax,

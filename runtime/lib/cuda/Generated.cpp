@@ -39,7 +39,9 @@ bool cuda::loadGeneratedKernels(Device *device, const std::string &ptx,
 namespace {
 
 /// The group's producer, if any, then kernel(input0, ..., result, count),
-/// which reads the product from the result and writes the epilogue over it.
+/// which reads the product from the result and writes the epilogue over it
+/// (count: the result's elements; where the group ends in a reduction, its
+/// outputs).
 bool launchFused(const KernelCall &call) {
   auto attrs = img::readAttrs<img::FusedAttrs>(call.attrs);
   const std::vector<cudaKernel_t> &kernels = call.device.generatedKernels;
@@ -72,8 +74,9 @@ bool launchFused(const KernelCall &call) {
              "launching a generated kernel", call.error))
     return false;
   // The normalization last, in place on the same stream (its kernels read
-  // each element before writing it, and only their own row's).
-  return !parts.consumer ||
+  // each element before writing it, and only their own row's). A reduction
+  // is the generated kernel's own: one thread folds each output.
+  return !parts.consumer || img::isFusedReduction(parts.consumer->kind) ||
          runKernel(&call.device, parts.consumer->kind,
                    parts.consumer->operands, call.out, parts.consumer->attrs,
                    call.error);

@@ -12,7 +12,9 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "tandem/Dialect/Tandem/IR/TandemOps.h"
 #include "tandem/Dialect/Tandem/IR/TandemShapes.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 #include "tandem/runtime/ModelImage.h"
+#include "llvm/ADT/SmallBitVector.h"
 #include "llvm/Support/MathExtras.h"
 
 #include <limits>
@@ -29,6 +31,39 @@ bool mlir::tandem::fitsGpuKernels(Operation *op) {
   };
   return llvm::all_of(op->getOperandTypes(), fits) &&
          llvm::all_of(op->getResultTypes(), fits);
+}
+
+static bool isF32Type(Type type) {
+  return cast<ShapedType>(type).getElementType().isF32();
+}
+
+// (Here beside the runtime's headers: TandemOps.cpp defines tandem::
+// names, which ::tandem from them would make ambiguous.)
+int64_t mlir::tandem::rowReductionLength(Operation *op) {
+  if (!isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, ReduceMinOp>(op) ||
+      !llvm::all_of(op->getOperandTypes(), isF32Type) ||
+      !isF32Type(op->getResult(0).getType()))
+    return 0;
+  ArrayRef<int64_t> shape =
+      cast<ShapedType>(op->getOperand(0).getType()).getShape();
+  int64_t rank = shape.size();
+  llvm::SmallBitVector reduced(rank);
+  for (int64_t axis : op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef())
+    reduced.set(axis < 0 ? axis + rank : axis);
+  // The reduced axes are the last ones: each output folds a contiguous run.
+  int64_t count = 1, first = rank - int64_t(reduced.count());
+  for (int64_t d = 0; d < rank; ++d) {
+    if (reduced.test(d) != (d >= first))
+      return 0;
+    if (d >= first)
+      count *= shape[d];
+  }
+  return !reduced.none() && ::tandem::rt::reductionFusesRows(count) ? count
+                                                                    : 0;
+}
+
+bool mlir::tandem::isRowReduction(Operation *op) {
+  return rowReductionLength(op) != 0;
 }
 
 // Tensors are bounded (kMaxTensorBytes), but products of their sizes are

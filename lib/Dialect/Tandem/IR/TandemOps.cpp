@@ -843,7 +843,8 @@ bool tandem::isEpilogueProducer(Operation *op) {
 }
 
 bool tandem::isGroupConsumer(Operation *op) {
-  return isa<SoftmaxOp, LayerNormOp>(op) && isAllF32(op);
+  return (isa<SoftmaxOp, LayerNormOp>(op) && isAllF32(op)) ||
+         isRowReduction(op);
 }
 
 Operation *FusedOp::getConsumer() {
@@ -914,8 +915,10 @@ LogicalResult FusedOp::verifyRegions() {
   if (body.getArgumentTypes() != getInputs().getTypes())
     return emitOpError("the body's arguments must have the types of the "
                        "inputs, in order");
-  ArrayRef<int64_t> shape = shapeOf(getResult());
   Operation *producer = getProducer(), *consumer = getConsumer();
+  // What the kernel computes: the result, or a reduction's input.
+  ArrayRef<int64_t> shape =
+      shapeOf(consumer ? consumer->getOperand(0) : getResult());
   for (auto [index, input] : llvm::enumerate(getInputs()))
     for (Operation *user : body.getArgument(index).getUsers())
       if (user != producer && user != consumer && !isViewOp(user) &&
@@ -948,6 +951,11 @@ LogicalResult FusedOp::verifyRegions() {
     if (&body.front() == getYielded().getDefiningOp())
       return emitOpError("holds a GEMM or convolution alone: a group with a "
                          "producer has an epilogue");
+    if (consumer && isRowReduction(consumer))
+      return consumer->emitOpError(
+          "ends a fused group that starts with a GEMM or convolution: the "
+          "product is written to the group's buffer, which holds the "
+          "reduction's outputs");
   }
   // A group of views alone reads its chain over a refinement of its shape.
   ViewReading viewReading =
@@ -971,8 +979,8 @@ LogicalResult FusedOp::verifyRegions() {
       if (!input || input == producer || isViewOp(input))
         return op.emitOpError(
             "ends a fused group: its input must be computed by the group's "
-            "elementwise ops (the generated kernel writes it, and the "
-            "normalization runs on it in place)");
+            "elementwise ops (the generated kernel computes it, and the "
+            "normalization or reduction runs on it)");
       if (!llvm::all_of(op.getOperands().drop_front(),
                         [](Value v) { return isa<BlockArgument>(v); }))
         return op.emitOpError("ends a fused group: its operands other than "
@@ -994,8 +1002,9 @@ LogicalResult FusedOp::verifyRegions() {
                             "compares of f32, selects of f32, casts between "
                             "f32 and i1, fills of f32, view ops on the "
                             "inputs, a GEMM or "
-                            "convolution as the first op and a softmax or "
-                            "layer_norm as the last");
+                            "convolution as the first op and a softmax, "
+                            "layer_norm or reduction over trailing axes as "
+                            "the last");
     if (shapeOf(op.getResult(0)) != shape)
       return op.emitOpError()
              << "has shape " << formatShape(shapeOf(op.getResult(0)))
@@ -1013,13 +1022,15 @@ WorkEstimate FusedOp::estimateWork() {
   // result written.
   work.bytesWritten = getCheckedNumBytes(getResult().getType()).value_or(0);
   // An input read through views alone is read where the views pick it: at
-  // most one element of it per element of the result and view.
+  // most one element of it per element the kernel computes and view.
+  int64_t kernelBytes =
+      getCheckedNumBytes(getKernelValue().getType()).value_or(0);
   for (auto [index, input] : llvm::enumerate(getInputs())) {
     int64_t bytes = getCheckedNumBytes(input.getType()).value_or(0);
     Value argument = getBody().front().getArgument(index);
     if (llvm::all_of(argument.getUsers(), isViewOp))
       bytes = std::min<int64_t>(
-          bytes, work.bytesWritten *
+          bytes, kernelBytes *
                      int64_t(std::distance(argument.getUses().begin(),
                                            argument.getUses().end())));
     work.bytesRead += bytes;

@@ -170,6 +170,11 @@ LogicalResult FusedOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
     if (failed(writePart(producer, 0)))
       return failure();
   }
+  if (consumer && isRowReduction(consumer)) {
+    // The elements it folds into each output (its trailing axes).
+    words.push_back(rowReductionLength(consumer));
+    return success();
+  }
   return consumer ? writePart(consumer, 1) : success();
 }
 

@@ -49,8 +49,12 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
   llvm::SetVector<Operation *> members;
   members.insert(root);
   // Masks (i1) have the group's shape too: the element type may differ.
+  // A reduction's group computes its input.
   ArrayRef<int64_t> shape =
-      cast<ShapedType>(root->getResult(0).getType()).getShape();
+      cast<ShapedType>((isRowReduction(root) ? root->getOperand(0)
+                                             : root->getResult(0))
+                           .getType())
+          .getShape();
   bool hasProducer = false;
   auto definedInGroup = [&](Value value) {
     return members.contains(value.getDefiningOp());
@@ -67,9 +71,11 @@ llvm::SetVector<Operation *> growGroup(Operation *root,
       return false;
     // A GEMM's or convolution's operands are the group's inputs: it joins
     // only if no member computes one, and no op that feeds it joins. (A
-    // normalization only roots a group: see fuseElementwise.)
+    // normalization or a reduction only roots a group: see fuseElementwise.)
+    // (Not before a reduction: a product is written to the group's
+    // buffer, which then holds the reduction's outputs.)
     if (isEpilogueProducer(producer))
-      return !hasProducer &&
+      return !hasProducer && !isRowReduction(root) &&
              llvm::none_of(producer->getOperands(), definedInGroup) &&
              countInputs(members, producer) <= kMaxFusedInputs;
     // A normalization reads its operands but its input as they are: a
@@ -230,8 +236,9 @@ void fuseElementwise(Block &block) {
     if (taken.contains(&op) || !(root || consumer))
       continue;
     llvm::SetVector<Operation *> members = growGroup(&op, taken);
-    // A normalization ends a group whose elementwise ops compute its input;
-    // else it stays apart, and its input's op may root a group of its own.
+    // A normalization or a reduction ends a group whose elementwise ops
+    // compute its input; else it stays apart, and its input's op may root a
+    // group of its own.
     if (consumer) {
       Operation *input = op.getOperand(0).getDefiningOp();
       if (!input || !members.contains(input) || !isFusible(input))

@@ -129,6 +129,20 @@ inline bool depthwiseRunsChannelsSideBySide(int64_t outputWidth) {
   return outputWidth < 32;
 }
 
+/// A reduction folds each output's elements as one run of at most this
+/// many (longer ones in pieces of it, so that few long rows still split
+/// over the threads): Reduce.cpp.
+constexpr int64_t kReducePieceElements = int64_t(1) << 15;
+
+/// Whether a fused group can end in a reduction of `count` elements an
+/// output over its trailing axes: the runtime computes a block of rows of
+/// its input at a time into a thread's scratch and folds each row whole,
+/// exactly as the reduction folds a row of a materialized input of up to
+/// kReducePieceElements (Reduce.cpp), so that fusing changes no bit.
+inline bool reductionFusesRows(int64_t count) {
+  return count >= 1 && count <= kReducePieceElements;
+}
+
 } // namespace tandem::rt
 
 #endif // TANDEM_RUNTIME_CPUKERNELPATHS_H

@@ -60,14 +60,17 @@ struct EmbeddingBagAttrs {
 };
 
 /// A fused group's first words: its generated kernel's index in the model's
-/// kernel table, the rough operations per output element (for the thread
-/// pool), the GEMM or convolution it starts with: its kind (-1: none) and
-/// how many operands it reads, and the row normalization it ends with
-/// (softmax, layer_norm; run in place on the result): its kind (-1: none)
-/// and how many operands it reads besides the result. Then come the
-/// producer's operand indices (of the group's operands, in order) and its
-/// own attribute words (attrWordCount(producerKind) of them), then the
-/// consumer's operand indices and its own attribute words.
+/// kernel table, the rough operations per element of what the kernel
+/// computes (for the thread pool), the GEMM or convolution it starts with:
+/// its kind (-1: none) and how many operands it reads, and the op it ends
+/// with: a row normalization (softmax, layer_norm; run in place on the
+/// result) or a reduction over trailing axes (isFusedReduction): its kind
+/// (-1: none) and how many operands it reads besides what the kernel
+/// computes. Then come the producer's operand indices (of the group's
+/// operands, in order) and its own attribute words
+/// (attrWordCount(producerKind) of them), then the consumer's operand
+/// indices and its own attribute words; a reduction's are one word, the
+/// elements it folds into each output.
 struct FusedAttrs {
   int64_t kernel, costPerElement, producerKind, producerOperands, consumerKind,
       consumerOperands;

@@ -128,6 +128,15 @@ inline int64_t attrWordCount(int64_t kind) {
   return counts[kind];
 }
 
+/// Whether a fused group's consumer of `kind` is a reduction: the group's
+/// result is the reduction's, and its kernel's values never reach memory
+/// (the CPU folds them a block of rows at a time from scratch; the GPU's
+/// kernel folds them itself).
+inline bool isFusedReduction(int64_t kind) {
+  return kind == kReduceSum || kind == kReduceMean || kind == kReduceMax ||
+         kind == kReduceMin;
+}
+
 } // namespace tandem::image
 
 #endif // TANDEM_RUNTIME_MODELIMAGE_H

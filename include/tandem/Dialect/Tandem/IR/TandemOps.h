@@ -50,11 +50,24 @@ constexpr size_t kMaxFusedInputs = 256;
 /// prebuilt kernel into the group's buffer.
 bool isEpilogueProducer(Operation *op);
 
-/// Whether `op` may end a fused group as the normalization of its result: a
-/// softmax or layer_norm on f32, which runs its prebuilt kernel in place on
-/// the group's buffer after the generated kernel (their kernels read each
-/// element of a row before writing it; log_softmax's CPU kernel does not).
+/// Whether `op` may end a fused group: a softmax or layer_norm on f32, which
+/// runs its prebuilt kernel in place on the group's buffer after the
+/// generated kernel (their kernels read each element of a row before
+/// writing it; log_softmax's CPU kernel does not), or a reduction that
+/// folds the group's values as rows (isRowReduction).
 bool isGroupConsumer(Operation *op);
+
+/// Whether `op` is a reduce_sum, reduce_mean, reduce_max or reduce_min on
+/// f32 over the trailing axes of its input, folding 1 to 32768 elements
+/// into each output (reductionFusesRows in the runtime's
+/// CpuKernelPaths.h): the reductions a fused group may end with. The
+/// group's result is then the reduction's, and the values its kernel
+/// computes never reach memory.
+bool isRowReduction(Operation *op);
+
+/// The elements a row reduction (isRowReduction) folds into each output;
+/// 0 for any other op.
+int64_t rowReductionLength(Operation *op);
 
 } // namespace mlir::tandem
 
