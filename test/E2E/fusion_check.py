@@ -2,7 +2,9 @@
 
 Random chains of the fusible ops (every float arithmetic op and unary
 function, compares, selects by their masks and by mask inputs, casts
-between f32 and i1, constants) over inputs that broadcast in every way NumPy allows (leading
+between f32 and i1, constants), some ending in a reduction over trailing
+axes (sum, mean, max, min: rows of 1 to 40003 elements, each fold path of
+the prebuilt reduction), over inputs that broadcast in every way NumPy allows (leading
 dimensions missing, dimensions of 1 anywhere, scalars), fed NaN, +-inf, -0,
 huge and tiny values beside ordinary ones. Each chain reads earlier values
 of the chain again (diamonds), and some of its intermediate values are also
@@ -46,6 +48,7 @@ SHAPES = [(), (1,), (7,), (2, 3), (4, 1, 9), (3, 5, 17), (2, 1, 3, 8),
 
 
 PREDICATES = ["eq", "ne", "lt", "le", "gt", "ge"]
+REDUCTIONS = ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min"]
 CONSTANTS = [0.0, -0.0, 1.0, -2.5, 0.125, 3e38, np.inf, -np.inf, np.nan]
 
 
@@ -143,7 +146,27 @@ def chain(prefix, shape, args, lines, results, new_mask):
         # Now and then an intermediate value is a result too.
         if step < 3 and rng.random() < 0.15:
             results.append((name, shape))
-    results.append((chain_values[-1], shape))
+    last = chain_values[-1]
+    if not shape or rng.random() < 0.6:
+        results.append((last, shape))
+        return
+    # A reduction over trailing axes ends the chain (and its group, where
+    # it folds at most 32768 elements an output), kept as 1s or dropped,
+    # the axes named from the front or the back, in any order.
+    kind = rng.choice(REDUCTIONS)
+    count = int(rng.integers(1, len(shape) + 1))
+    first = len(shape) - count
+    axes = [d - len(shape) if rng.random() < 0.5 else d
+            for d in range(first, len(shape))]
+    rng.shuffle(axes)
+    keep = bool(rng.random() < 0.5)
+    reduced = shape[:first] + ((1,) * count if keep else ())
+    name = f"%{prefix}r"
+    lines.append(f"  {name} = tandem.{kind} {last} {{axes = array<i64: "
+                 f"{', '.join(map(str, axes))}>, keepdims = "
+                 f"{str(keep).lower()}}} : {tensor_type(shape)} -> "
+                 f"{tensor_type(reduced)}")
+    results.append((name, reduced))
 
 
 def model(index):

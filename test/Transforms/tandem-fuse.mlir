@@ -559,3 +559,84 @@ func.func @read_whole_view(%x: tensor<8x8xf32>) -> tensor<8x8xf32> {
   %a = tandem.add %p, %t : tensor<8x8xf32>, tensor<8x8xf32> -> tensor<8x8xf32>
   return %a : tensor<8x8xf32>
 }
+
+// -----
+
+// A reduction over its input's trailing axes ends the group that computes
+// its input (T5's and LLaMA's RMSNorm: the square and its mean): the group's
+// result is the reduction's, and the squares never reach memory. Sums,
+// means, maxima and minima over one or several trailing axes, kept or not.
+// CHECK-LABEL: func.func @reductions
+// CHECK-NEXT: %[[M:.*]] = tandem.fused(%arg0) : (tensor<4x64xf32>) -> tensor<4x1xf32> {
+// CHECK-NEXT: ^bb0(%[[X:.*]]: tensor<4x64xf32>):
+// CHECK-NEXT:   %[[SQ:.*]] = tandem.mul %[[X]], %[[X]]
+// CHECK-NEXT:   %[[MEAN:.*]] = tandem.reduce_mean %[[SQ]] {axes = array<i64: -1>, keepdims = true}
+// CHECK-NEXT:   tandem.yield %[[MEAN]] : tensor<4x1xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[S:.*]] = tandem.fused(%arg1, %arg2) : (tensor<2x3x4x5xf32>, tensor<5xf32>) -> tensor<2x3xf32> {
+// CHECK:        tandem.add
+// CHECK-NEXT:   tandem.exp
+// CHECK-NEXT:   tandem.reduce_sum %{{.*}} {axes = array<i64: 3, 2>}
+// CHECK:      %[[MAX:.*]] = tandem.fused(%arg0) : (tensor<4x64xf32>) -> tensor<4xf32> {
+// CHECK:        tandem.abs
+// CHECK-NEXT:   tandem.reduce_max
+// CHECK:      %[[MIN:.*]] = tandem.fused(%arg0) : (tensor<4x64xf32>) -> tensor<4xf32> {
+// CHECK:        tandem.neg
+// CHECK-NEXT:   tandem.reduce_min
+// CHECK:      return %[[M]], %[[S]], %[[MAX]], %[[MIN]]
+func.func @reductions(%x: tensor<4x64xf32>, %y: tensor<2x3x4x5xf32>, %b: tensor<5xf32>) -> (tensor<4x1xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %sq = tandem.mul %x, %x : tensor<4x64xf32>, tensor<4x64xf32> -> tensor<4x64xf32>
+  %m = tandem.reduce_mean %sq {axes = array<i64: -1>, keepdims = true} : tensor<4x64xf32> -> tensor<4x1xf32>
+  %a = tandem.add %y, %b : tensor<2x3x4x5xf32>, tensor<5xf32> -> tensor<2x3x4x5xf32>
+  %e = tandem.exp %a : tensor<2x3x4x5xf32>
+  %s = tandem.reduce_sum %e {axes = array<i64: 3, 2>} : tensor<2x3x4x5xf32> -> tensor<2x3xf32>
+  %abs = tandem.abs %x : tensor<4x64xf32>
+  %max = tandem.reduce_max %abs {axes = array<i64: 1>} : tensor<4x64xf32> -> tensor<4xf32>
+  %neg = tandem.neg %x : tensor<4x64xf32>
+  %min = tandem.reduce_min %neg {axes = array<i64: 1>} : tensor<4x64xf32> -> tensor<4xf32>
+  return %m, %s, %max, %min : tensor<4x1xf32>, tensor<2x3xf32>, tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// What does not end a group: a reduction over leading or inner axes (an
+// output's elements are not one run), over more than 32768 elements an
+// output (the runtime's fold takes longer runs in pieces), of integers, of
+// an input another op reads too (it is materialized anyway), of an input
+// nothing computes. Nor does a GEMM join a reduction's group (its product
+// is written to the group's buffer, which holds the reduction's outputs):
+// the matmul stays apart, and the group reads its product.
+// CHECK-LABEL: func.func @reductions_apart
+// CHECK-NEXT: %[[E0:.*]] = tandem.exp %arg0
+// CHECK-NEXT: tandem.reduce_sum %[[E0]] {axes = array<i64: 0>}
+// CHECK-NEXT: %[[E1:.*]] = tandem.exp %arg0
+// CHECK-NEXT: tandem.reduce_sum %[[E1]] {axes = array<i64: 0, 1>}
+// CHECK-NEXT: %[[E2:.*]] = tandem.exp %arg1
+// CHECK-NEXT: tandem.reduce_sum %[[E2]] {axes = array<i64: 1>}
+// CHECK-NEXT: %[[N:.*]] = tandem.neg %arg2
+// CHECK-NEXT: tandem.reduce_sum %[[N]]
+// CHECK-NEXT: %[[E3:.*]] = tandem.exp %arg0
+// CHECK-NEXT: tandem.reduce_max %[[E3]]
+// CHECK-NEXT: tandem.reduce_min %arg0
+// CHECK-NEXT: %[[P:.*]] = tandem.matmul %arg0, %arg3
+// CHECK-NEXT: tandem.fused(%[[P]]) : (tensor<4x8x16xf32>) -> tensor<4x8xf32> {
+// CHECK:        tandem.relu
+// CHECK-NEXT:   tandem.reduce_sum
+func.func @reductions_apart(%x: tensor<4x8x16xf32>, %long: tensor<2x32769xf32>, %i: tensor<4x8xi64>, %w: tensor<16x16xf32>)
+    -> (tensor<8x16xf32>, tensor<16xf32>, tensor<2xf32>, tensor<4xi64>, tensor<4x8xf32>, tensor<4x8x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %e0 = tandem.exp %x : tensor<4x8x16xf32>
+  %s0 = tandem.reduce_sum %e0 {axes = array<i64: 0>} : tensor<4x8x16xf32> -> tensor<8x16xf32>
+  %e1 = tandem.exp %x : tensor<4x8x16xf32>
+  %s1 = tandem.reduce_sum %e1 {axes = array<i64: 0, 1>} : tensor<4x8x16xf32> -> tensor<16xf32>
+  %e2 = tandem.exp %long : tensor<2x32769xf32>
+  %s2 = tandem.reduce_sum %e2 {axes = array<i64: 1>} : tensor<2x32769xf32> -> tensor<2xf32>
+  %n = tandem.neg %i : tensor<4x8xi64>
+  %s3 = tandem.reduce_sum %n {axes = array<i64: 1>} : tensor<4x8xi64> -> tensor<4xi64>
+  %e3 = tandem.exp %x : tensor<4x8x16xf32>
+  %s4 = tandem.reduce_max %e3 {axes = array<i64: 2>} : tensor<4x8x16xf32> -> tensor<4x8xf32>
+  %s5 = tandem.reduce_min %x {axes = array<i64: 2>} : tensor<4x8x16xf32> -> tensor<4x8xf32>
+  %p = tandem.matmul %x, %w : (tensor<4x8x16xf32>, tensor<16x16xf32>) -> tensor<4x8x16xf32>
+  %r = tandem.relu %p : tensor<4x8x16xf32>
+  %s6 = tandem.reduce_sum %r {axes = array<i64: 2>} : tensor<4x8x16xf32> -> tensor<4x8xf32>
+  return %s0, %s1, %s2, %s3, %s4, %e3, %s5, %s6 : tensor<8x16xf32>, tensor<16xf32>, tensor<2xf32>, tensor<4xi64>, tensor<4x8xf32>, tensor<4x8x16xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}

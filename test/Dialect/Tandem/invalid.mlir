@@ -1114,7 +1114,7 @@ func.func @fused_body_not_fusible(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %r = tandem.fused(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
   ^bb0(%a: tensor<4x4xf32>):
     %e = tandem.exp %a : tensor<4x4xf32>
-    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, compares of f32, selects of f32, casts between f32 and i1, fills of f32, view ops on the inputs, a GEMM or convolution as the first op and a softmax or layer_norm as the last}}
+    // expected-error @+1 {{cannot be part of a fused group: only the float arithmetic and unary functions on f32 are, compares of f32, selects of f32, casts between f32 and i1, fills of f32, view ops on the inputs, a GEMM or convolution as the first op and a softmax, layer_norm or reduction over trailing axes as the last}}
     %m = tandem.matmul %e, %a : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
     tandem.yield %m : tensor<4x4xf32>
   }
@@ -1190,7 +1190,7 @@ func.func @fused_body_broadcasts(%x: tensor<4xf32>, %y: tensor<2x4xf32>) -> tens
 // -----
 
 func.func @fused_input_does_not_broadcast(%x: tensor<3xf32>) -> tensor<2x4xf32> {
-  // expected-error @+1 {{input #0 of shape [3] does not broadcast to the result shape [2, 4]}}
+  // expected-error @+1 {{input #0 of shape [3] does not broadcast to the group's shape [2, 4]}}
   %r = tandem.fused(%x) : (tensor<3xf32>) -> tensor<2x4xf32> {
   ^bb0(%a: tensor<3xf32>):
     %e = tandem.exp %a : tensor<3xf32>
@@ -1390,3 +1390,46 @@ func.func @at_load_not_a_symbol() attributes {tandem.at_load = 1 : i64} {
   return
 }
 
+
+// -----
+
+// A reduction ends a group only after its elementwise ops: a GEMM's product
+// is written to the group's buffer, which holds the reduction's outputs.
+func.func @fused_product_reduced(%x: tensor<4x8xf32>, %w: tensor<8x8xf32>) -> tensor<4xf32> {
+  %r = tandem.fused(%x, %w) : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>, %b: tensor<8x8xf32>):
+    %p = tandem.matmul %a, %b : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32>
+    %e = tandem.relu %p : tensor<4x8xf32>
+    // expected-error @+1 {{ends a fused group that starts with a GEMM or convolution}}
+    %s = tandem.reduce_sum %e {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+    tandem.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+// A reduction over a leading axis folds no contiguous runs: not in a group.
+func.func @fused_leading_reduction(%x: tensor<4x8xf32>) -> tensor<8xf32> {
+  %r = tandem.fused(%x) : (tensor<4x8xf32>) -> tensor<8xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %e = tandem.exp %a : tensor<4x8xf32>
+    // expected-error @+1 {{cannot be part of a fused group}}
+    %s = tandem.reduce_sum %e {axes = array<i64: 0>} : tensor<4x8xf32> -> tensor<8xf32>
+    tandem.yield %s : tensor<8xf32>
+  }
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// A reduction's input is what the group's kernel computes, not an input.
+func.func @fused_reduction_of_input(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %r = tandem.fused(%x) : (tensor<4x8xf32>) -> tensor<4xf32> {
+  ^bb0(%a: tensor<4x8xf32>):
+    // expected-error @+1 {{its input must be computed by the group's elementwise ops}}
+    %s = tandem.reduce_max %a {axes = array<i64: 1>} : tensor<4x8xf32> -> tensor<4xf32>
+    tandem.yield %s : tensor<4xf32>
+  }
+  return %r : tensor<4xf32>
+}

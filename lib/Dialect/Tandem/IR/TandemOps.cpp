@@ -906,6 +906,13 @@ static LogicalResult verifyFusedView(Operation *view, ViewReading reading) {
   return success();
 }
 
+static constexpr const char kNotFusibleMessage[] =
+    "cannot be part of a fused group: only the float arithmetic and unary "
+    "functions on f32 are, compares of f32, selects of f32, casts between "
+    "f32 and i1, fills of f32, view ops on the inputs, a GEMM or convolution "
+    "as the first op and a softmax, layer_norm or reduction over trailing "
+    "axes as the last";
+
 LogicalResult FusedOp::verifyRegions() {
   Block &body = getBody().front();
   if (getInputs().size() > kMaxFusedInputs)
@@ -919,13 +926,20 @@ LogicalResult FusedOp::verifyRegions() {
   // What the kernel computes: the result, or a reduction's input.
   ArrayRef<int64_t> shape =
       shapeOf(consumer ? consumer->getOperand(0) : getResult());
+  // What no group computes is named before any shape is checked against
+  // the group's (a reduction over leading axes is not the group's consumer,
+  // so the group's shape would be its result's).
+  for (Operation &op : getBodyOps())
+    if (&op != producer && &op != consumer && !isViewOp(&op) &&
+        !isFusedConstant(&op) && !isFusible(&op))
+      return op.emitOpError(kNotFusibleMessage);
   for (auto [index, input] : llvm::enumerate(getInputs()))
     for (Operation *user : body.getArgument(index).getUsers())
       if (user != producer && user != consumer && !isViewOp(user) &&
           !isBroadcastableTo(shapeOf(input), shape))
         return emitOpError() << "input #" << index << " of shape "
                              << formatShape(shapeOf(input))
-                             << " does not broadcast to the result shape "
+                             << " does not broadcast to the group's shape "
                              << formatShape(shape);
   if (!getResult().getType().getElementType().isF32())
     return emitOpError() << "gives " << getResult().getType()
@@ -938,6 +952,11 @@ LogicalResult FusedOp::verifyRegions() {
     return emitOpError("yields one of its inputs: a group yields a value "
                        "its ops compute");
   if (producer) {
+    if (consumer && isRowReduction(consumer))
+      return consumer->emitOpError(
+          "ends a fused group that starts with a GEMM or convolution: the "
+          "product is written to the group's buffer, which holds the "
+          "reduction's outputs");
     if (producer->getResult(0).getType() != getResult().getType())
       return producer->emitOpError()
              << "gives " << producer->getResult(0).getType()
@@ -951,11 +970,6 @@ LogicalResult FusedOp::verifyRegions() {
     if (&body.front() == getYielded().getDefiningOp())
       return emitOpError("holds a GEMM or convolution alone: a group with a "
                          "producer has an epilogue");
-    if (consumer && isRowReduction(consumer))
-      return consumer->emitOpError(
-          "ends a fused group that starts with a GEMM or convolution: the "
-          "product is written to the group's buffer, which holds the "
-          "reduction's outputs");
   }
   // A group of views alone reads its chain over a refinement of its shape.
   ViewReading viewReading =
@@ -996,15 +1010,6 @@ LogicalResult FusedOp::verifyRegions() {
     // say so.
     if (isFusedConstant(&op))
       continue;
-    if (!isFusible(&op))
-      return op.emitOpError("cannot be part of a fused group: only the float "
-                            "arithmetic and unary functions on f32 are, "
-                            "compares of f32, selects of f32, casts between "
-                            "f32 and i1, fills of f32, view ops on the "
-                            "inputs, a GEMM or "
-                            "convolution as the first op and a softmax, "
-                            "layer_norm or reduction over trailing axes as "
-                            "the last");
     if (shapeOf(op.getResult(0)) != shape)
       return op.emitOpError()
              << "has shape " << formatShape(shapeOf(op.getResult(0)))
