@@ -375,7 +375,71 @@ def r3d_18():
     return model, (torch.randn(1, 3, 8, 32, 32),)
 
 
+class RMSNorm(nn.Module):
+    """LLaMA's and T5's normalization, as Hugging Face writes it: the root
+    mean square of the last dimension, no mean subtracted, a learned scale."""
+
+    def __init__(self, width, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(width))
+
+    def forward(self, x):
+        variance = x.pow(2).mean(-1, keepdim=True)
+        return self.weight * (x * torch.rsqrt(variance + self.eps))
+
+
+class LlamaBlock(nn.Module):
+    """A LLaMA-style decoder block: RMSNorm before causal attention
+    (scaled_dot_product_attention, no biases) and before a SwiGLU MLP."""
+
+    def __init__(self, width, heads, hidden):
+        super().__init__()
+        self.heads = heads
+        self.norm_1 = RMSNorm(width)
+        self.qkv = nn.Linear(width, 3 * width, bias=False)
+        self.out = nn.Linear(width, width, bias=False)
+        self.norm_2 = RMSNorm(width)
+        self.gate = nn.Linear(width, hidden, bias=False)
+        self.up = nn.Linear(width, hidden, bias=False)
+        self.down = nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x):
+        batch, length, width = x.shape
+        q, k, v = (z.view(batch, length, self.heads, -1).transpose(1, 2)
+                   for z in self.qkv(self.norm_1(x)).split(width, dim=2))
+        y = nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.out(y.transpose(1, 2).reshape(batch, length, width))
+        h = self.norm_2(x)
+        return x + self.down(nn.functional.silu(self.gate(h)) * self.up(h))
+
+
+class Llama(nn.Module):
+    """Token embeddings, two LLaMA-style blocks, a final RMSNorm and the
+    LM head."""
+
+    def __init__(self, vocabulary=1024, width=128, heads=4, hidden=344,
+                 layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocabulary, width)
+        self.blocks = nn.ModuleList(LlamaBlock(width, heads, hidden)
+                                    for _ in range(layers))
+        self.norm = RMSNorm(width)
+        self.lm_head = nn.Linear(width, vocabulary, bias=False)
+
+    def forward(self, ids):
+        x = self.embed(ids)
+        for block in self.blocks:
+            x = block(x)
+        return self.lm_head(self.norm(x))
+
+
+@seeded
+def llama():
+    return Llama(), (torch.randint(0, 1024, (2, 64)),)
+
+
 MODELS = {f.__name__: f for f in (mlp, resnet18, mobilenet_v2,
                                   transformer_encoder, gpt2, dlrm, unet,
                                   style_net, clip_text, bag_recommender, r3d_18,
-                                  moe)}
+                                  moe, llama)}
