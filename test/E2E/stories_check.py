@@ -69,3 +69,6 @@ copies = json.load(open(profile_path))["copies"]
 print(f"windowed matmul copies: h2d {copies['h2d_count']} "
       f"({copies['h2d_bytes']} bytes) d2h {copies['d2h_count']} "
       f"({copies['d2h_bytes']} bytes)")
+# The schedule puts the copies on the copy engines' queues: asynchronous.
+print(f"windowed matmul copies: sync {copies['sync_count']} "
+      f"async {copies['async_count']}")
