@@ -15,6 +15,7 @@
 #include "FusedKernels.h"
 
 #include "tandem/Dialect/Tandem/IR/TandemViews.h"
+#include "tandem/runtime/ModelImage.h"
 
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
@@ -497,66 +498,116 @@ void emitTransposeTiles(OpBuilder &b, Location loc, const RowLayout &layout,
       });
 }
 
-/// Output `output` of a group that ends in `reduction` (a row reduction of
-/// `length` elements an output) on the GPU: one thread folds the row of
-/// values `valueAt` computes, as the CPU folds it: a sum (and a mean) in
-/// f64, a max or a min in f32 with NaN winning.
-Value emitRowFold(OpBuilder &b, Location loc, Operation *reduction,
-                  Value output, int64_t length,
-                  function_ref<Value(Value)> valueAt) {
-  Type f32 = b.getF32Type(), f64 = b.getF64Type();
-  auto index = [&](int64_t value) -> Value {
-    return b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(value));
+/// Threads that fold one output of a group that ends in a reduction on the
+/// GPU (the runtime launches that many an output): a warp, combined by
+/// shuffles.
+constexpr int64_t kWarpSize = ::tandem::image::kFusedReductionThreads;
+
+/// How a group's reduction folds on the GPU, as the CPU's reduction does: a
+/// sum (and a mean) in f64, a max or a min in f32 with NaN tracked beside it
+/// (NaN wins).
+class GpuRowFold {
+public:
+  GpuRowFold(OpBuilder &b, Location loc, Operation *reduction)
+      : b(b), loc(loc), sum(isa<ReduceSumOp, ReduceMeanOp>(reduction)),
+        max(isa<ReduceMaxOp>(reduction)),
+        mean(isa<ReduceMeanOp>(reduction)) {}
+
+  /// The fold's starting values: (accumulator, NaN seen).
+  SmallVector<Value> identity() {
+    Value acc =
+        sum ? constant(b.getF64FloatAttr(0.0))
+            : constant(b.getF32FloatAttr(
+                  max ? -std::numeric_limits<float>::infinity()
+                      : std::numeric_limits<float>::infinity()));
+    return {acc, constant(b.getBoolAttr(false))};
+  }
+
+  /// `state` with the f32 `value` folded in.
+  SmallVector<Value> add(ValueRange state, Value value) {
+    if (sum)
+      return {b.create<arith::AddFOp>(
+                  loc, state[0],
+                  b.create<arith::ExtFOp>(loc, b.getF64Type(), value)),
+              state[1]};
+    Value nan = b.create<arith::OrIOp>(
+        loc, state[1],
+        b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, value, value));
+    return {pick(state[0], value), nan};
+  }
+
+  /// Two partial folds as one (a lane's and its shuffle partner's).
+  SmallVector<Value> combine(ValueRange state, ValueRange other) {
+    return {sum ? b.create<arith::AddFOp>(loc, state[0], other[0]).getResult()
+                : pick(state[0], other[0]),
+            b.create<arith::OrIOp>(loc, state[1], other[1])};
+  }
+
+  /// The output of `length` elements' fold, in f32.
+  Value finish(ValueRange state, int64_t length) {
+    if (!sum)
+      return b.create<arith::SelectOp>(
+          loc, state[1],
+          constant(b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
+          state[0]);
+    Value acc = state[0];
+    if (mean)
+      acc = b.create<arith::DivFOp>(loc, acc,
+                                    constant(b.getF64FloatAttr(double(length))));
+    return b.create<arith::TruncFOp>(loc, b.getF32Type(), acc);
+  }
+
+private:
+  Value constant(TypedAttr value) {
+    return b.create<arith::ConstantOp>(loc, value);
+  }
+  /// The max or min of two f32s, NaN aside (it is tracked apart).
+  Value pick(Value acc, Value value) {
+    Value wins = b.create<arith::CmpFOp>(
+        loc, max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+        value, acc);
+    return b.create<arith::SelectOp>(loc, wins, value, acc);
+  }
+
+  OpBuilder &b;
+  Location loc;
+  bool sum, max, mean;
+};
+
+/// `value` (f32, f64 or i1) from the lane `offset` away in a butterfly, on
+/// every lane of a full warp (64-bit values as two 32-bit halves).
+Value shuffleXor(OpBuilder &b, Location loc, Value value, int64_t offset) {
+  Type i32 = b.getI32Type();
+  auto constant = [&](int32_t v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getI32IntegerAttr(v));
   };
-  bool sum = isa<ReduceSumOp, ReduceMeanOp>(reduction);
-  bool max = isa<ReduceMaxOp>(reduction);
-  Value identity =
-      sum ? b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(0.0))
-          : b.create<arith::ConstantOp>(
-                loc, b.getF32FloatAttr(
-                         max ? -std::numeric_limits<float>::infinity()
-                             : std::numeric_limits<float>::infinity()));
-  Value noNan = b.create<arith::ConstantOp>(loc, b.getBoolAttr(false));
-  Value rowStart = b.create<arith::MulIOp>(loc, output, index(length));
-  auto fold = b.create<scf::ForOp>(
-      loc, index(0), index(length), index(1), ValueRange{identity, noNan},
-      [&](OpBuilder &builder, Location, Value j, ValueRange carried) {
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPoint(builder.getInsertionBlock(),
-                            builder.getInsertionPoint());
-        Value v = valueAt(b.create<arith::AddIOp>(loc, rowStart, j));
-        Value acc = carried[0], nan = carried[1];
-        if (sum) {
-          acc = b.create<arith::AddFOp>(loc, acc,
-                                        b.create<arith::ExtFOp>(loc, f64, v));
-        } else {
-          nan = b.create<arith::OrIOp>(
-              loc, nan,
-              b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNO, v, v));
-          Value wins = b.create<arith::CmpFOp>(
-              loc, max ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
-              v, acc);
-          acc = b.create<arith::SelectOp>(loc, wins, v, acc);
-        }
-        b.create<scf::YieldOp>(loc, ValueRange{acc, nan});
-      });
-  Value acc = fold.getResult(0);
-  if (!sum)
-    return b.create<arith::SelectOp>(
-        loc, fold.getResult(1),
-        b.create<arith::ConstantOp>(
-            loc, b.getF32FloatAttr(std::numeric_limits<float>::quiet_NaN())),
-        acc);
-  if (isa<ReduceMeanOp>(reduction))
-    acc = b.create<arith::DivFOp>(
-        loc, acc,
-        b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(double(length))));
-  return b.create<arith::TruncFOp>(loc, f32, acc);
+  Value all = constant(-1), by = constant(int32_t(offset)),
+        clamp = constant(kWarpSize - 1);
+  auto shuffle = [&](Value word) -> Value {
+    return b.create<NVVM::ShflOp>(loc, word.getType(), all, word, by, clamp,
+                                  NVVM::ShflKind::bfly, UnitAttr());
+  };
+  Type type = value.getType();
+  if (type.isF32())
+    return shuffle(value);
+  if (type.isInteger(1))
+    return b.create<arith::TruncIOp>(
+        loc, type, shuffle(b.create<arith::ExtUIOp>(loc, i32, value)));
+  auto halves = VectorType::get({2}, i32);
+  Value split = b.create<LLVM::BitcastOp>(loc, halves, value);
+  Value joined = b.create<LLVM::PoisonOp>(loc, halves);
+  for (int64_t k = 0; k < 2; ++k) {
+    Value at = b.create<arith::ConstantOp>(loc, b.getI64IntegerAttr(k));
+    joined = b.create<LLVM::InsertElementOp>(
+        loc, joined,
+        shuffle(b.create<LLVM::ExtractElementOp>(loc, split, at)), at);
+  }
+  return b.create<LLVM::BitcastOp>(loc, type, joined);
 }
 
 } // namespace
 
-void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
+void mlir::tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
                                  StringRef name) {
   MLIRContext *context = module.getContext();
   Location loc = fused.getLoc();
@@ -735,7 +786,7 @@ void tandem::generateFusedKernel(ModuleOp module, FusedOp fused,
   b.create<func::ReturnOp>(loc);
 }
 
-void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
+void mlir::tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
                                     StringRef name) {
   MLIRContext *context = module.getContext();
   Location loc = fused.getLoc();
@@ -801,17 +852,63 @@ void tandem::generateFusedGpuKernel(ModuleOp module, FusedOp fused,
     return BodyEmitter(b, loc, f32).emit(fused, layout.leaves, values,
                                          product);
   };
-  auto elements = b.create<scf::ForOp>(loc, first, count, stride);
-  b.setInsertionPointToStart(elements.getBody());
-  Value element = elements.getInductionVar();
-  Value at = b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element});
   Operation *consumer = fused.getConsumer();
-  if (int64_t length = consumer ? rowReductionLength(consumer) : 0)
+  int64_t length = consumer ? rowReductionLength(consumer) : 0;
+  if (!length) {
+    auto elements = b.create<scf::ForOp>(loc, first, count, stride);
+    b.setInsertionPointToStart(elements.getBody());
+    Value element = elements.getInductionVar();
     b.create<LLVM::StoreOp>(
-        loc, emitRowFold(b, loc, consumer, element, length, valueAt), at, 4);
-  else
-    b.create<LLVM::StoreOp>(loc, valueAt(element), at, 4);
-  b.setInsertionPointAfter(elements);
+        loc, valueAt(element),
+        b.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{element}), 4);
+    b.setInsertionPointAfter(elements);
+    b.create<func::ReturnOp>(loc);
+    return;
+  }
+  // A group that ends in a reduction: a warp per output (the runtime
+  // launches 32 threads an output, in blocks of whole warps), each lane
+  // folding every 32nd element of the row, the lanes' folds then combined
+  // by a butterfly of shuffles; lane 0 writes the output. The loop over
+  // outputs steps by warps, so a warp's lanes stay together for the
+  // shuffles.
+  GpuRowFold fold(b, loc, consumer);
+  Value warpSize = index(kWarpSize);
+  Value lane = b.create<arith::RemUIOp>(
+      loc, wide(b.create<NVVM::ThreadIdXOp>(loc, i32)), warpSize);
+  auto outputs = b.create<scf::ForOp>(
+      loc, b.create<arith::DivUIOp>(loc, first, warpSize), count,
+      b.create<arith::DivUIOp>(loc, stride, warpSize));
+  b.setInsertionPointToStart(outputs.getBody());
+  Value output = outputs.getInductionVar();
+  Value rowStart = b.create<arith::MulIOp>(loc, output, index(length));
+  auto lanes = b.create<scf::ForOp>(
+      loc, lane, index(length), warpSize, fold.identity(),
+      [&](OpBuilder &builder, Location, Value column, ValueRange state) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPoint(builder.getInsertionBlock(),
+                            builder.getInsertionPoint());
+        b.create<scf::YieldOp>(
+            loc, fold.add(state, valueAt(b.create<arith::AddIOp>(
+                                     loc, rowStart, column))));
+      });
+  SmallVector<Value> state(lanes.getResults());
+  for (int64_t offset = kWarpSize / 2; offset >= 1; offset /= 2) {
+    SmallVector<Value> other;
+    for (Value part : state)
+      other.push_back(shuffleXor(b, loc, part, offset));
+    state = fold.combine(state, other);
+  }
+  Value first0 = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, lane,
+                                         index(0));
+  Value outputValue = fold.finish(state, length);
+  b.create<scf::IfOp>(loc, first0, [&](OpBuilder &builder, Location) {
+    builder.create<LLVM::StoreOp>(
+        loc, outputValue,
+        builder.create<LLVM::GEPOp>(loc, ptr, f32, result, ValueRange{output}),
+        4);
+    builder.create<scf::YieldOp>(loc);
+  });
+  b.setInsertionPointAfter(outputs);
   b.create<func::ReturnOp>(loc);
 }
 
@@ -850,7 +947,7 @@ static void callLibmvecAvx2(ModuleOp module) {
   }
 }
 
-LogicalResult tandem::lowerGeneratedKernelsToLLVM(ModuleOp module,
+LogicalResult mlir::tandem::lowerGeneratedKernelsToLLVM(ModuleOp module,
                                                   VectorMath vectorMath) {
   MLIRContext *context = module.getContext();
   if (vectorMath == VectorMath::LibmvecAvx2)

@@ -68,9 +68,15 @@ bool launchFused(const KernelCall &call) {
   for (void *&pointer : pointers)
     arguments.push_back(&pointer);
   arguments.push_back(&count);
+  // A group that ends in a reduction folds each output with a warp (its
+  // kernel's shuffles need whole warps).
+  static_assert(kThreadsPerBlock % img::kFusedReductionThreads == 0,
+                "blocks of whole warps");
+  bool reduces = parts.consumer && img::isFusedReduction(parts.consumer->kind);
+  dim3 grid = reduces ? blocksFor(count * img::kFusedReductionThreads) : call.grid;
   if (!check(cudaLaunchKernel(
                  reinterpret_cast<const void *>(kernels[attrs.kernel]),
-                 call.grid, call.block, arguments.data(), 0, call.stream()),
+                 grid, call.block, arguments.data(), 0, call.stream()),
              "launching a generated kernel", call.error))
     return false;
   // The normalization last, in place on the same stream (its kernels read

@@ -137,6 +137,11 @@ inline bool isFusedReduction(int64_t kind) {
          kind == kReduceMin;
 }
 
+/// The GPU threads that fold one output of a fused group's reduction: a
+/// warp, whose lanes' folds its kernel combines by shuffles (so a launch's
+/// blocks hold whole warps).
+constexpr int64_t kFusedReductionThreads = 32;
+
 } // namespace tandem::image
 
 #endif // TANDEM_RUNTIME_MODELIMAGE_H
