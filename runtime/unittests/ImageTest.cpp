@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Image.h"
+#include "tandem/runtime/CpuKernelPaths.h"
 #include "tandem/runtime/ModelImage.h"
 
 #include <gtest/gtest.h>
@@ -208,6 +209,53 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
             bad);
   EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kLogSoftmax, 0, -1}),
                         kOneKernel),
+            bad);
+}
+
+TEST(ImageTest, AFusedGroupsReductionIsChecked) {
+  // A reduction after the kernel, with no producer and no other operand:
+  // its one word is the elements it folds into each output, 1 to
+  // kReducePieceElements.
+  auto image = [](std::vector<int64_t> attrs) {
+    return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {},
+                      -1, 2500, /*numKernels=*/1);
+  };
+  Image decoded;
+  std::string error;
+  for (int64_t kind : {img::kReduceSum, img::kReduceMean, img::kReduceMax,
+                       img::kReduceMin})
+    for (int64_t count : {int64_t(1), kReducePieceElements}) {
+      std::vector<int64_t> words = image({0, 1, -1, 0, kind, 0, count});
+      EXPECT_TRUE(
+          decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
+          << error;
+    }
+  std::string badCount = "the model image is corrupt: op #0 is a fused group "
+                         "whose reduction does not fold 1 to 32768 elements "
+                         "into each output";
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceSum, 0, 0}),
+                        kOneKernel),
+            badCount);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceSum, 0,
+                               kReducePieceElements + 1}),
+                        kOneKernel),
+            badCount);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceMax, 0}), kOneKernel),
+            badCount);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceMax, 0, 4, 4}),
+                        kOneKernel),
+            badCount);
+  std::string bad = "the model image is corrupt: op #0 is a fused group with "
+                    "a bad consumer (kind, operands or attribute words)";
+  // Not after a producer (its product would be the reduction's buffer),
+  // and reading nothing else.
+  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceSum, 1, 0, 4}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kArgmax, 0, 4}), kOneKernel),
             bad);
 }
 

@@ -8,7 +8,7 @@
 // by the compiler (which writes images) and the runtime (which reads them);
 // it depends on nothing but the C++ standard library.
 //
-// Layout (version 10):
+// Layout (version 11):
 //   kMagic, version, numInputs, numOutputs, numWeights, numOps,
 //   cpuArenaBytes, gpuArenaBytes, gpuBudgetBytes, scheduled,
 //   predictedMakespanNs, predictedSerialNs, numKernels, ptxOffset,
@@ -57,7 +57,7 @@
 namespace tandem::image {
 
 constexpr int64_t kMagic = 0x54414e44454d494dLL; // "TANDEMIM"
-constexpr int64_t kVersion = 10;
+constexpr int64_t kVersion = 11;
 
 /// Header words the compiler patches after laying out the image.
 constexpr int64_t kNumKernelsWord = 12;

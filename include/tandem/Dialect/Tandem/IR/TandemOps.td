@@ -857,7 +857,12 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     (`tandem::isGroupConsumer`) whose input is the result of the group's
     last elementwise op and whose other operands are inputs: the runtime
     runs its prebuilt kernel in place on the group's result after the
-    generated kernel.
+    generated kernel. Or, with no producer, it may end with a reduce_sum,
+    reduce_mean, reduce_max or reduce_min on f32 over the trailing axes of
+    that result, 1 to 32768 elements an output (`tandem::isRowReduction`):
+    the group's result is then the reduction's, the body's other ops have
+    the reduction's input's shape, and the values it folds never reach
+    memory.
 
     Placement, transfers, the schedule and memory planning see the group as
     one op: its device is the group's, and it can run where every op of the
@@ -888,14 +893,16 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     ::mlir::Value getYielded();
     /// The GEMM or convolution the group starts with, or null.
     ::mlir::Operation *getProducer();
-    /// The normalization (softmax, layer_norm) the group ends with, or null.
+    /// The normalization (softmax, layer_norm) or row reduction the group
+    /// ends with, or null.
     ::mlir::Operation *getConsumer();
     /// Whether the body holds views alone: the group copies its input
     /// through them, reading it over a refinement of the result's shape
     /// (tandem::ViewReading::Refined).
     bool isViewsOnly();
-    /// The value the generated kernel computes into the result buffer: the
-    /// consumer's input where there is a consumer, else the yielded value.
+    /// The value the generated kernel computes (into the result buffer, or
+    /// for a reduction into the runtime's scratch): the consumer's input
+    /// where there is a consumer, else the yielded value.
     ::mlir::Value getKernelValue();
     /// Whether input `index` is read by the elementwise ops (per element,
     /// broadcast to the result), not by the producer or consumer alone.

@@ -76,7 +76,9 @@ def Fuse : Pass<"tandem-fuse"> {
     may join as the group's producer, one per group: the elementwise ops
     after it become its epilogue, and its operands stay the group's inputs.
     A softmax or layer norm (`tandem::isGroupConsumer`) roots a group that
-    it ends, kept where a fusible op computing its input joins. The
+    it ends, kept where a fusible op computing its input joins; so does a
+    reduction over trailing axes (`tandem::isRowReduction`), whose group has
+    its input's shape and takes no GEMM or convolution. The
     elementwise ops read their operands through the chains of views that
     end in them (`tandem::composeViews`: the longest end of a chain that is
     one strided access), cloned into the body, and compute the f32 fills
