@@ -23,11 +23,11 @@
 // attribute word is its axis, -1 normalized to 1.
 
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: dense<[6071219827799574861, 10, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, 0, 0, 0, -1, -1,
+// CHECK-SAME: dense<[6071219827799574861, 11, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, 0, 0, 0, -1, -1,
 // CHECK-SAME: 28, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 2, 0, -1,
 // CHECK-SAME: 23, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, 0, 0, 1, 0, 0, 0, 2, 3, 2, 0, 2, 3, 2, 1, 1]>
 // PREDICTED-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// PREDICTED-SAME: dense<[6071219827799574861, 10, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, [[MAKESPAN:[1-9][0-9]*]], [[MAKESPAN]], 0, -1, -1,
+// PREDICTED-SAME: dense<[6071219827799574861, 11, 1, 1, 1, 2, {{[0-9]+}}, 0, 0, 1, [[MAKESPAN:[1-9][0-9]*]], [[MAKESPAN]], 0, -1, -1,
 // PREDICTED-SAME: 28, 21, 0, 0, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 2,
 // PREDICTED-SAME: 23, 27, 0, 64, {{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, 0, {{[1-9][0-9]*}}, 0, 1,
 // NOPROFILE: nosuch

@@ -23,7 +23,7 @@
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : vector<8xf32>, !llvm.ptr
 // CHECK: llvm.store %{{.*}} {alignment = 4 : i64} : f32, !llvm.ptr
 // CHECK-LABEL: llvm.mlir.global internal constant @tandem_model_image
-// CHECK-SAME: dense<[6071219827799574861, 10, 3, 1, 0, 1, {{[0-9]+}}, 0, 0, 1, 0, 0, 1, -1, -1,
+// CHECK-SAME: dense<[6071219827799574861, 11, 3, 1, 0, 1, {{[0-9]+}}, 0, 0, 1, 0, 0, 1, -1, -1,
 // CHECK-SAME: 55, 0,
 // CHECK-SAME: 6, 0, 42, -1, 0, -1, 0]>
 // CHECK: llvm.func internal @tandem_model_run
