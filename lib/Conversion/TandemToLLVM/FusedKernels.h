@@ -11,7 +11,9 @@
 // on chunks of the result. A group that starts with a GEMM or convolution
 // has its product in the result buffer when the kernel runs (the runtime
 // ran the producer's own kernel there): the kernel reads it from there and
-// writes the epilogue's value over it.
+// writes the epilogue's value over it. A group that ends in a reduction
+// computes the reduction's input: the runtime passes a base pointer that
+// puts element `begin` in its scratch, and folds the rows itself.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,7 +35,9 @@ void generateFusedKernel(ModuleOp module, FusedOp fused, StringRef name);
 ///   kernel(const float *input0, ..., float *result, int64_t count)
 ///
 /// a grid-stride loop of one element per thread, the body as the CPU
-/// kernel computes it on one element.
+/// kernel computes it on one element; where the group ends in a reduction,
+/// of one output per warp (`count` outputs), its lanes folding the row and
+/// combined by shuffles.
 void generateFusedGpuKernel(ModuleOp module, FusedOp fused, StringRef name);
 
 /// The unit attribute that marks a generated function as a GPU kernel (the
