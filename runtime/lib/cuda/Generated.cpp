@@ -81,8 +81,8 @@ bool launchFused(const KernelCall &call) {
     return false;
   // The normalization last, in place on the same stream (its kernels read
   // each element before writing it, and only their own row's). A reduction
-  // is the generated kernel's own: one thread folds each output.
-  return !parts.consumer || img::isFusedReduction(parts.consumer->kind) ||
+  // is the generated kernel's own: a warp folds each output.
+  return !parts.consumer || reduces ||
          runKernel(&call.device, parts.consumer->kind,
                    parts.consumer->operands, call.out, parts.consumer->attrs,
                    call.error);
