@@ -46,6 +46,13 @@ std::vector<int64_t> oneOpImage(int64_t kind, std::vector<int64_t> attrs,
   return words;
 }
 
+/// The image of one fused group with `attrs` (FusedAttrs and its parts'
+/// words), in a model whose kernel table has one kernel.
+std::vector<int64_t> fusedImage(std::vector<int64_t> attrs) {
+  return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {}, -1,
+                    2500, /*numKernels=*/1);
+}
+
 void noKernel(void *const *, void *, int64_t, int64_t) {}
 const img::FusedKernel kOneKernel[] = {noKernel};
 
@@ -147,28 +154,24 @@ TEST(ImageTest, AFusedGroupRunsAKernelOfTheTable) {
 TEST(ImageTest, AFusedGroupsProducerIsChecked) {
   // The image's op has one operand: a Relu producer (no attributes) reading
   // operand 0 is whole; anything else is refused.
-  auto image = [](std::vector<int64_t> attrs) {
-    return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {},
-                      -1, 2500, /*numKernels=*/1);
-  };
   Image decoded;
   std::string error;
-  std::vector<int64_t> words = image({0, 1, img::kRelu, 1, -1, 0, 0});
+  std::vector<int64_t> words = fusedImage({0, 1, img::kRelu, 1, -1, 0, 0});
   EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
       << error;
   std::string bad = "the model image is corrupt: op #0 is a fused group with "
                     "a bad producer (kind, operands or attribute words)";
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, -1, 0, 1}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 1}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 2, -1, 0, 0}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 2, -1, 0, 0}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kFused, 1, -1, 0, 0}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kFused, 1, -1, 0, 0}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kSoftmax, 1, -1, 0, 0}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kSoftmax, 1, -1, 0, 0}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, -1, 0, 0, 7}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 0, 7}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1}), kOneKernel),
             "the model image is corrupt: op #0 is a fused group with 2 "
             "attribute words, fewer than 6");
 }
@@ -177,37 +180,33 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
   // A softmax (one attribute word: its axis) after the kernel, alone or
   // after a Relu producer reading operand 0; a layer norm reading operand 0
   // as its scale and shift.
-  auto image = [](std::vector<int64_t> attrs) {
-    return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {},
-                      -1, 2500, /*numKernels=*/1);
-  };
   Image decoded;
   std::string error;
   for (std::vector<int64_t> attrs :
        {std::vector<int64_t>{0, 1, -1, 0, img::kSoftmax, 0, -1},
         std::vector<int64_t>{0, 1, img::kRelu, 1, img::kSoftmax, 0, 0, -1}}) {
-    std::vector<int64_t> words = image(attrs);
+    std::vector<int64_t> words = fusedImage(attrs);
     EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
         << error;
   }
   std::string bad = "the model image is corrupt: op #0 is a fused group with "
                     "a bad consumer (kind, operands or attribute words)";
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kSoftmax, 0}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kSoftmax, 1, 3, -1}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 1, 3, -1}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kSoftmax, 0, -1, 5}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0, -1, 5}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
   // Only a softmax or a layer norm with its scale and shift runs in place.
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kLayerNorm, 0, 1, 0}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLayerNorm, 0, 1, 0}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kLogSoftmax, 0, -1}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLogSoftmax, 0, -1}),
                         kOneKernel),
             bad);
 }
@@ -216,16 +215,12 @@ TEST(ImageTest, AFusedGroupsReductionIsChecked) {
   // A reduction after the kernel, with no producer and no other operand:
   // its one word is the elements it folds into each output, 1 to
   // kReducePieceElements.
-  auto image = [](std::vector<int64_t> attrs) {
-    return oneOpImage(img::kFused, attrs, img::kVersion, img::kCpuQueue, {},
-                      -1, 2500, /*numKernels=*/1);
-  };
   Image decoded;
   std::string error;
   for (int64_t kind : {img::kReduceSum, img::kReduceMean, img::kReduceMax,
                        img::kReduceMin})
     for (int64_t count : {int64_t(1), kReducePieceElements}) {
-      std::vector<int64_t> words = image({0, 1, -1, 0, kind, 0, count});
+      std::vector<int64_t> words = fusedImage({0, 1, -1, 0, kind, 0, count});
       EXPECT_TRUE(
           decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
           << error;
@@ -233,29 +228,29 @@ TEST(ImageTest, AFusedGroupsReductionIsChecked) {
   std::string badCount = "the model image is corrupt: op #0 is a fused group "
                          "whose reduction does not fold 1 to 32768 elements "
                          "into each output";
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceSum, 0, 0}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0, 0}),
                         kOneKernel),
             badCount);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceSum, 0,
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0,
                                kReducePieceElements + 1}),
                         kOneKernel),
             badCount);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceMax, 0}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0}), kOneKernel),
             badCount);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceMax, 0, 4, 4}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0, 4, 4}),
                         kOneKernel),
             badCount);
   std::string bad = "the model image is corrupt: op #0 is a fused group with "
                     "a bad consumer (kind, operands or attribute words)";
   // Not after a producer (its product would be the reduction's buffer),
   // and reading nothing else.
-  EXPECT_EQ(decodeError(image({0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kReduceSum, 1, 0, 4}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 1, 0, 4}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(image({0, 1, -1, 0, img::kArgmax, 0, 4}), kOneKernel),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kArgmax, 0, 4}), kOneKernel),
             bad);
 }
 

@@ -232,6 +232,17 @@ void foldRun(const T *run, int64_t n, Acc &acc, bool &nan) {
     foldRunInLanes<1, F>(run, n, acc, nan);
 }
 
+/// One output from the contiguous row[0, count): what foldConsecutive
+/// writes for each row of an input and foldComputedRows for each row a fused
+/// group computes, so that the two give the same bits.
+template <Fold F, typename T, typename Acc>
+T foldRow(const T *row, int64_t count, bool mean) {
+  Acc acc = foldIdentity<F, Acc>();
+  bool nan = false;
+  foldRun<F>(row, count, acc, nan);
+  return finishFold<F, T>(acc, nan, count, mean);
+}
+
 /// x as [outer, count, inner], folded along count. Where inner is 1 each
 /// output folds a contiguous run (long runs of few outputs split into
 /// fixed pieces, so that the result does not depend on the thread count);
@@ -245,12 +256,8 @@ void foldConsecutive(const T *in, T *z, int64_t outer, int64_t count,
     int64_t pieces = (count + kPiece - 1) / kPiece;
     if (outer >= poolThreads() || pieces <= 1) {
       parallelFor(outer, count, [&](int64_t first, int64_t last) {
-        for (int64_t o = first; o < last; ++o) {
-          Acc acc = foldIdentity<F, Acc>();
-          bool nan = false;
-          foldRun<F>(in + o * count, count, acc, nan);
-          z[o] = finishFold<F, T>(acc, nan, count, mean);
-        }
+        for (int64_t o = first; o < last; ++o)
+          z[o] = foldRow<F, T, Acc>(in + o * count, count, mean);
       });
       return;
     }
@@ -300,7 +307,7 @@ void foldConsecutive(const T *in, T *z, int64_t outer, int64_t count,
 }
 
 /// The rows of a fused group's reduction (reduceComputedRows): blocks of
-/// rows computed into scratch and folded by foldRun, as foldConsecutive
+/// rows computed into scratch and folded by foldRow, as foldConsecutive
 /// folds each row of up to kReducePieceElements of an input (inner 1).
 template <Fold F>
 void foldComputedRows(int64_t outer, int64_t count, int64_t costPerElement,
@@ -316,12 +323,8 @@ void foldComputedRows(int64_t outer, int64_t count, int64_t costPerElement,
     for (int64_t o = first; o < last; o += rows) {
       int64_t end = std::min(last, o + rows);
       compute(o * count, end * count, block);
-      for (int64_t r = o; r < end; ++r) {
-        double acc = foldIdentity<F, double>();
-        bool nan = false;
-        foldRun<F>(block + (r - o) * count, count, acc, nan);
-        z[r] = finishFold<F, float>(acc, nan, count, mean);
-      }
+      for (int64_t r = o; r < end; ++r)
+        z[r] = foldRow<F, float, double>(block + (r - o) * count, count, mean);
     }
   });
 }

@@ -170,12 +170,15 @@ LogicalResult FusedOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
     if (failed(writePart(producer, 0)))
       return failure();
   }
-  if (consumer && isRowReduction(consumer)) {
-    // The elements it folds into each output (its trailing axes).
-    words.push_back(rowReductionLength(consumer));
+  if (!consumer)
+    return success();
+  // A reduction's one word: the elements it folds into each output (its
+  // trailing axes).
+  if (int64_t length = rowReductionLength(consumer)) {
+    words.push_back(length);
     return success();
   }
-  return consumer ? writePart(consumer, 1) : success();
+  return writePart(consumer, 1);
 }
 
 LogicalResult LinearOp::writeRuntimeAttrs(std::vector<int64_t> &words) {
