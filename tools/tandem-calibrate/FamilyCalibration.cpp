@@ -767,9 +767,13 @@ tandem_calibrate::calibrateFamilies(const DeviceProfile &rates,
     if (llvm::Error error = runStep(
             "compiling the calibration model", compiler,
             // Every op runs in every run: many read weights alone, which
-            // a model would compute once, at load.
+            // a model would compute once, at load. Each op runs alone too:
+            // fused with the reduction that reads it (a warm-up read), an
+            // elementwise sample became a reduction group, and the
+            // elementwise and reduction families were fitted to neither.
             {model.str(), "-o", binary, "--strategy=all-cpu",
-             "--fold-at-load=false", "--device-profile=" + profilePath},
+             "--fold-at-load=false", "--fuse=false",
+             "--device-profile=" + profilePath},
             log))
       return std::move(error);
     std::vector<std::vector<llvm::json::Object>> result;
