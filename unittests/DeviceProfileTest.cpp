@@ -443,6 +443,31 @@ TEST_F(CostFamilyTest, AGroupsConsumerIsPricedByItsOwnFamily) {
                    5 + 0.896 + 3 + 2.048);
 }
 
+TEST_F(CostFamilyTest, AGroupsReductionFoldsInTheSameDispatch) {
+  // Compute-bound rates; the body's family (elementwise) with a fixed cost
+  // of 2 us, the reduction's at half the FLOP rate with one of 7 us.
+  DeviceProfile profile = rooflineProfile(1e9, 1e15);
+  for (ProcessorProfile *p : {&profile.cpu, &*profile.gpu}) {
+    p->family(CostFamily::Elementwise).fixedUs = 2;
+    p->family(CostFamily::Reduction) = {0.5, 1, 7};
+  }
+  auto fused = parseFirst<FusedOp>(R"(
+    func.func @main(%a: tensor<4x8xf32>) {
+      %r = tandem.fused(%a) : (tensor<4x8xf32>) -> tensor<4x1xf32> {
+      ^bb0(%x: tensor<4x8xf32>):
+        %s = tandem.mul %x, %x : tensor<4x8xf32>, tensor<4x8xf32> -> tensor<4x8xf32>
+        %m = tandem.reduce_sum %s {axes = array<i64: -1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+        tandem.yield %m : tensor<4x1xf32>
+      }
+      return
+    })");
+  // The mul's 32 FLOPs at 1 GFLOP/s and its dispatch (2 us), then the
+  // fold's 32 at half the rate, in the same dispatch: no 7 us of its own.
+  for (DeviceKind kind : {DeviceKind::CPU, DeviceKind::GPU})
+    EXPECT_DOUBLE_EQ(*estimateOpTimeUs(fused, kind, profile),
+                     2 + 0.032 + 0.064);
+}
+
 TEST_F(CostFamilyTest, EveryOpHasTheFamilyItsKernelRunsAs) {
   EXPECT_EQ(family<Conv2dOp>("%r = tandem.conv2d %x, %w {groups = 4 : i64} : "
                    "(tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> "

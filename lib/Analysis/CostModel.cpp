@@ -241,17 +241,23 @@ mlir::tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
   // A group's softmax or layer norm runs after the rest of the group, as its
   // own pass over the result (a kernel of its own on the GPU, a loop over
   // the rows on the CPU): priced by its own family, the rest by the group's
-  // producer or body. A group that ends in a reduction is one pass, which
-  // reads the inputs and writes the reduction's outputs: priced as a
-  // reduction.
+  // producer or body. A reduction ending a group folds the values as the
+  // kernel computes them (blocks in L1 on the CPU, registers on the GPU), in
+  // the same dispatch: its arithmetic alone, at its family's rate.
   double consumerUs = 0;
   if (auto fused = dyn_cast<FusedOp>(op)) {
-    if (Operation *consumer = fused.getConsumer();
-        consumer && !isRowReduction(consumer)) {
+    if (Operation *consumer = fused.getConsumer()) {
       WorkEstimate consumerWork =
           cast<WorkEstimateOpInterface>(consumer).estimateWork();
-      consumerUs = estimateOpTimeUs(consumerWork, elementType,
-                                    costFamilyOf(consumer), *processor);
+      CostFamily consumerFamily = costFamilyOf(consumer);
+      consumerUs =
+          isRowReduction(consumer)
+              ? consumerWork.flops /
+                    (processor->flopsFor(elementType) *
+                     processor->family(consumerFamily).computeEfficiency) *
+                    1e6
+              : estimateOpTimeUs(consumerWork, elementType, consumerFamily,
+                                 *processor);
       estimate.flops = std::max<int64_t>(0, estimate.flops - consumerWork.flops);
       family = kernelFamilyOf(fused);
     }
