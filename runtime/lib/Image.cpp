@@ -81,13 +81,17 @@ bool checkFused(const OpRecord &op, int64_t numKernels, std::string &error) {
               " (kind, operands or attribute words)";
     return valid;
   };
-  // A consumer runs in place on the result: softmax (no other operand) or
-  // layer_norm (scale and shift) alone; or it is a reduction of what the
-  // kernel computes (no other operand), after a kernel with no producer.
+  // A consumer runs in place on the result: softmax, log_softmax or
+  // l2_normalize (no other operand) or layer_norm (scale and shift) alone;
+  // or it is a reduction of what the kernel computes (no other operand),
+  // after a kernel with no producer.
   bool hasConsumer = fused.consumerKind != -1 || fused.consumerOperands != 0;
   bool reduction = img::isFusedReduction(fused.consumerKind);
+  bool rowNormalization = fused.consumerKind == img::kSoftmax ||
+                          fused.consumerKind == img::kLogSoftmax ||
+                          fused.consumerKind == img::kL2Normalize;
   if (hasConsumer &&
-      !(fused.consumerKind == img::kSoftmax && fused.consumerOperands == 0) &&
+      !(rowNormalization && fused.consumerOperands == 0) &&
       !(fused.consumerKind == img::kLayerNorm && fused.consumerOperands == 2) &&
       !(reduction && fused.consumerOperands == 0 && fused.producerKind == -1)) {
     error = "is a fused group with a bad consumer (kind, operands or "

@@ -177,14 +177,18 @@ TEST(ImageTest, AFusedGroupsProducerIsChecked) {
 }
 
 TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
-  // A softmax (one attribute word: its axis) after the kernel, alone or
-  // after a Relu producer reading operand 0; a layer norm reading operand 0
-  // as its scale and shift.
+  // A softmax or log_softmax (one attribute word: its axis) or an
+  // l2_normalize (its axis and epsilon) after the kernel, alone or after a
+  // Relu producer reading operand 0; a layer norm reading operand 0 as its
+  // scale and shift.
   Image decoded;
   std::string error;
   for (std::vector<int64_t> attrs :
        {std::vector<int64_t>{0, 1, -1, 0, img::kSoftmax, 0, -1},
-        std::vector<int64_t>{0, 1, img::kRelu, 1, img::kSoftmax, 0, 0, -1}}) {
+        std::vector<int64_t>{0, 1, img::kRelu, 1, img::kSoftmax, 0, 0, -1},
+        std::vector<int64_t>{0, 1, -1, 0, img::kLogSoftmax, 0, -1},
+        std::vector<int64_t>{0, 1, -1, 0, img::kL2Normalize, 0, -1, 0},
+        std::vector<int64_t>{0, 1, -1, 0, img::kLayerNorm, 2, 0, 0, 1, 0}}) {
     std::vector<int64_t> words = fusedImage(attrs);
     EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
         << error;
@@ -202,11 +206,18 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
             bad);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
-  // Only a softmax or a layer norm with its scale and shift runs in place.
+  // Only a row normalization alone or a layer norm with its scale and
+  // shift runs in place.
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLayerNorm, 0, 1, 0}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLogSoftmax, 0, -1}),
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLogSoftmax, 1, 0, -1}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kL2Normalize, 0, -1}),
+                        kOneKernel),
+            bad);
+  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kBatchNorm, 0, 0}),
                         kOneKernel),
             bad);
 }

@@ -231,8 +231,10 @@ def epilogue_models():
     # Normalizations ending groups: attention's scaled scores and softmax;
     # a linear, its residual and a layer norm over the last two dimensions;
     # a softmax along the first axis (strided rows, in place) of an
-    # elementwise chain.
-    models.append(("""func.func @main(%q: tensor<2x3x9x16xf32>, %k: tensor<2x3x16x9xf32>, %c: tensor<f32>, %x: tensor<4x5x24xf32>, %w: tensor<24x24xf32>, %b: tensor<24xf32>, %g: tensor<5x24xf32>, %h: tensor<5x24xf32>, %y: tensor<7x33xf32>) -> (tensor<2x3x9x9xf32>, tensor<4x5x24xf32>, tensor<7x33xf32>) {
+    # elementwise chain; a log_softmax of scaled logits (rows of 70: the
+    # GPU's block-per-row kernel) and an l2_normalize along the first axis
+    # and along the last.
+    models.append(("""func.func @main(%q: tensor<2x3x9x16xf32>, %k: tensor<2x3x16x9xf32>, %c: tensor<f32>, %x: tensor<4x5x24xf32>, %w: tensor<24x24xf32>, %b: tensor<24xf32>, %g: tensor<5x24xf32>, %h: tensor<5x24xf32>, %y: tensor<7x33xf32>, %z: tensor<5x70xf32>) -> (tensor<2x3x9x9xf32>, tensor<4x5x24xf32>, tensor<7x33xf32>, tensor<5x70xf32>, tensor<7x33xf32>, tensor<5x70xf32>) {
   %m = tandem.matmul %q, %k : (tensor<2x3x9x16xf32>, tensor<2x3x16x9xf32>) -> tensor<2x3x9x9xf32>
   %s = tandem.mul %m, %c : tensor<2x3x9x9xf32>, tensor<f32> -> tensor<2x3x9x9xf32>
   %p = tandem.softmax %s {axis = -1 : i64} : tensor<2x3x9x9xf32>
@@ -242,11 +244,17 @@ def epilogue_models():
   %t = tandem.tanh %y : tensor<7x33xf32>
   %u = tandem.add %t, %y : tensor<7x33xf32>, tensor<7x33xf32> -> tensor<7x33xf32>
   %v = tandem.softmax %u {axis = 0 : i64} : tensor<7x33xf32>
-  return %p, %n, %v : tensor<2x3x9x9xf32>, tensor<4x5x24xf32>, tensor<7x33xf32>
+  %zs = tandem.mul %z, %c : tensor<5x70xf32>, tensor<f32> -> tensor<5x70xf32>
+  %ls = tandem.log_softmax %zs {axis = -1 : i64} : tensor<5x70xf32>
+  %ys = tandem.abs %y : tensor<7x33xf32>
+  %l2 = tandem.l2_normalize %ys {axis = 0 : i64, epsilon = 1.0e-6 : f32} : tensor<7x33xf32>
+  %zn = tandem.neg %z : tensor<5x70xf32>
+  %l3 = tandem.l2_normalize %zn {axis = -1 : i64} : tensor<5x70xf32>
+  return %p, %n, %v, %ls, %l2, %l3 : tensor<2x3x9x9xf32>, tensor<4x5x24xf32>, tensor<7x33xf32>, tensor<5x70xf32>, tensor<7x33xf32>, tensor<5x70xf32>
 }
 """, [values((2, 3, 9, 16)), values((2, 3, 16, 9)), np.float32(0.25) * np.ones((), np.float32),
       values((4, 5, 24)), values((24, 24)), values((24,)), values((5, 24)),
-      values((5, 24)), values((7, 33))]))
+      values((5, 24)), values((7, 33)), values((5, 70))]))
     return models
 
 

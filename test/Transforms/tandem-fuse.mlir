@@ -315,25 +315,49 @@ func.func @normalizations(%q: tensor<2x8x8xf32>, %k: tensor<2x8x8xf32>, %c: tens
 
 // Not ended by a normalization: one whose input a GEMM computes directly
 // (there is no kernel to run before it), one whose input is read elsewhere,
-// a log_softmax (its CPU kernel cannot run in place).
+// an l2_normalize on f16 (only f32 groups fuse).
 // CHECK-LABEL: func.func @normalizations_apart
 // CHECK-NEXT: %[[M:.*]] = tandem.matmul
 // CHECK-NEXT: tandem.softmax %[[M]]
 // CHECK-NEXT: %[[E:.*]] = tandem.exp
 // CHECK-NEXT: tandem.softmax %[[E]]
-// CHECK-NEXT: %[[F:.*]] = tandem.fused
-// CHECK:        tandem.neg
-// CHECK:        tandem.yield
-// CHECK:      tandem.log_softmax %[[F]]
-func.func @normalizations_apart(%q: tensor<8x8xf32>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>) {
+// CHECK-NEXT: %[[N:.*]] = tandem.neg
+// CHECK-NEXT: %[[N2:.*]] = tandem.neg %[[N]]
+// CHECK-NEXT: tandem.l2_normalize %[[N2]]
+func.func @normalizations_apart(%q: tensor<8x8xf32>, %h: tensor<8x8xf16>) -> (tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf16>) {
   %m = tandem.matmul %q, %q : (tensor<8x8xf32>, tensor<8x8xf32>) -> tensor<8x8xf32>
   %a = tandem.softmax %m {axis = -1 : i64} : tensor<8x8xf32>
   %e = tandem.exp %q : tensor<8x8xf32>
   %b = tandem.softmax %e {axis = -1 : i64} : tensor<8x8xf32>
-  %n = tandem.neg %q : tensor<8x8xf32>
-  %n2 = tandem.neg %n : tensor<8x8xf32>
-  %c = tandem.log_softmax %n2 {axis = -1 : i64} : tensor<8x8xf32>
-  return %a, %b, %e, %c : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>
+  %n = tandem.neg %h : tensor<8x8xf16>
+  %n2 = tandem.neg %n : tensor<8x8xf16>
+  %c = tandem.l2_normalize %n2 {axis = -1 : i64} : tensor<8x8xf16>
+  return %a, %b, %e, %c : tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<8x8xf16>
+}
+
+// -----
+
+// A log_softmax or an l2_normalize ends a group as a softmax does: a
+// classifier's temperature-scaled logits, a projection's bias and the L2
+// normalization of its embedding along the first axis.
+// CHECK-LABEL: func.func @normalizations_in_place
+// CHECK-NEXT: %[[A:.*]] = tandem.fused(%arg0, %arg1)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   %[[D:.*]] = tandem.div
+// CHECK-NEXT:   %[[L:.*]] = tandem.log_softmax %[[D]] {axis = -1 : i64}
+// CHECK-NEXT:   tandem.yield %[[L]]
+// CHECK:      %[[B:.*]] = tandem.fused(%arg2, %arg3)
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT:   %[[S:.*]] = tandem.add
+// CHECK-NEXT:   %[[N:.*]] = tandem.l2_normalize %[[S]] {axis = 0 : i64, epsilon = 9.99999997E-7 : f32}
+// CHECK-NEXT:   tandem.yield %[[N]]
+// CHECK:      return %[[A]], %[[B]]
+func.func @normalizations_in_place(%x: tensor<4x10xf32>, %t: tensor<f32>, %y: tensor<6x16xf32>, %b: tensor<16xf32>) -> (tensor<4x10xf32>, tensor<6x16xf32>) {
+  %d = tandem.div %x, %t : tensor<4x10xf32>, tensor<f32> -> tensor<4x10xf32>
+  %l = tandem.log_softmax %d {axis = -1 : i64} : tensor<4x10xf32>
+  %s = tandem.add %y, %b : tensor<6x16xf32>, tensor<16xf32> -> tensor<6x16xf32>
+  %n = tandem.l2_normalize %s {axis = 0 : i64, epsilon = 1.0e-6 : f32} : tensor<6x16xf32>
+  return %l, %n : tensor<4x10xf32>, tensor<6x16xf32>
 }
 
 // -----

@@ -34,8 +34,9 @@ template <typename F>
 }
 
 /// One softmax (or log-softmax) row of `size` elements `Inner` (or `inner`,
-/// where Inner is 0) apart; `dst` may be `row` (in place: each pass reads an
-/// element before it writes it).
+/// where Inner is 0) apart; `dst` may be `row` (in place, as a fused group
+/// ending in either runs it: each pass reads an element before it writes
+/// it).
 template <int64_t Inner>
 [[gnu::always_inline]] inline void softmaxRow(const float *row, float *dst, int64_t size, int64_t inner,
                 bool log) {
@@ -97,6 +98,8 @@ void softmaxF32(const TensorView &x, const TensorView &out, int64_t axis,
   });
 }
 
+/// `out` may be `x`: a fused group ending in an l2_normalize runs it in
+/// place (each element is read before it is written).
 void l2NormalizeF32(const TensorView &x, const TensorView &out, int64_t axis,
                     double epsilon) {
   int64_t outer, size, inner;

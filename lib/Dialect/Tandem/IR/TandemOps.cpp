@@ -843,7 +843,8 @@ bool tandem::isEpilogueProducer(Operation *op) {
 }
 
 bool tandem::isGroupConsumer(Operation *op) {
-  return (isa<SoftmaxOp, LayerNormOp>(op) && isAllF32(op)) ||
+  return (isa<SoftmaxOp, LogSoftmaxOp, L2NormalizeOp, LayerNormOp>(op) &&
+          isAllF32(op)) ||
          isRowReduction(op);
 }
 
@@ -910,8 +911,8 @@ static constexpr const char kNotFusibleMessage[] =
     "cannot be part of a fused group: only the float arithmetic and unary "
     "functions on f32 are, compares of f32, selects of f32, casts between "
     "f32 and i1, fills of f32, view ops on the inputs, a GEMM or convolution "
-    "as the first op and a softmax, layer_norm or reduction over trailing "
-    "axes as the last";
+    "as the first op and a softmax, log_softmax, l2_normalize, layer_norm "
+    "or reduction over trailing axes as the last";
 
 LogicalResult FusedOp::verifyRegions() {
   Block &body = getBody().front();

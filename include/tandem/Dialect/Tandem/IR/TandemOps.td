@@ -853,7 +853,8 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     (`--convert-tandem-to-llvm`) numbers each group's kernel in the
     discardable attribute `tandem.kernel`.
 
-    A group may end with a softmax or a layer_norm on f32
+    A group may end with a softmax, log_softmax, l2_normalize or layer_norm
+    on f32
     (`tandem::isGroupConsumer`) whose input is the result of the group's
     last elementwise op and whose other operands are inputs: the runtime
     runs its prebuilt kernel in place on the group's result after the

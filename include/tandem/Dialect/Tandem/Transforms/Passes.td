@@ -75,7 +75,8 @@ def Fuse : Pass<"tandem-fuse"> {
     group keeps it). A GEMM or convolution (`tandem::isEpilogueProducer`)
     may join as the group's producer, one per group: the elementwise ops
     after it become its epilogue, and its operands stay the group's inputs.
-    A softmax or layer norm (`tandem::isGroupConsumer`) roots a group that
+    A softmax, log_softmax, l2_normalize or layer norm
+    (`tandem::isGroupConsumer`) roots a group that
     it ends, kept where a fusible op computing its input joins; so does a
     reduction over trailing axes (`tandem::isRowReduction`), whose group has
     its input's shape and takes no GEMM or convolution. The
