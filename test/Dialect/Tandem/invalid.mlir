@@ -1264,6 +1264,20 @@ func.func @fused_unused_op(%a: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// An input no op reads, even one that would not broadcast.
+func.func @fused_unused_input(%a: tensor<4x1xf32>, %b: tensor<4x10xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{input #1 is unused in its fused group: every input is read by the group's ops}}
+  %r = tandem.fused(%a, %b) : (tensor<4x1xf32>, tensor<4x10xf32>) -> tensor<4x1xf32> {
+  ^bb0(%x: tensor<4x1xf32>, %y: tensor<4x10xf32>):
+    %e = tandem.exp %x : tensor<4x1xf32>
+    %n = tandem.neg %e : tensor<4x1xf32>
+    tandem.yield %n : tensor<4x1xf32>
+  }
+  return %r : tensor<4x1xf32>
+}
+
+// -----
+
 func.func @fused_pinned_inside(%a: tensor<4xf32>) -> tensor<4xf32> {
   %r = tandem.fused(%a) : (tensor<4xf32>) -> tensor<4xf32> {
   ^bb0(%x: tensor<4xf32>):

@@ -934,7 +934,12 @@ LogicalResult FusedOp::verifyRegions() {
     if (&op != producer && &op != consumer && !isViewOp(&op) &&
         !isFusedConstant(&op) && !isFusible(&op))
       return op.emitOpError(kNotFusibleMessage);
-  for (auto [index, input] : llvm::enumerate(getInputs()))
+  for (auto [index, input] : llvm::enumerate(getInputs())) {
+    // Every input is a kernel parameter, and a buffer kept live for it.
+    if (body.getArgument(index).use_empty())
+      return emitOpError() << "input #" << index
+                           << " is unused in its fused group: every input "
+                              "is read by the group's ops";
     for (Operation *user : body.getArgument(index).getUsers())
       if (user != producer && user != consumer && !isViewOp(user) &&
           !isBroadcastableTo(shapeOf(input), shape))
@@ -942,6 +947,7 @@ LogicalResult FusedOp::verifyRegions() {
                              << formatShape(shapeOf(input))
                              << " does not broadcast to the group's shape "
                              << formatShape(shape);
+  }
   if (!getResult().getType().getElementType().isF32())
     return emitOpError() << "gives " << getResult().getType()
                          << ": a fused group's kernel writes f32 (masks and "
