@@ -848,7 +848,8 @@ def Tandem_FusedOp : Tandem_Op<"fused",
     fusible ops alone (`tandem::isFusible`: the float arithmetic and unary
     functions on f32, compares and selects of f32, casts between f32 and
     i1) and f32 fills (`tandem::isFusedConstant`), which broadcast as
-    inputs do. The result is f32: masks stay inside.
+    inputs do. The result is f32: masks stay inside. Every input is read by
+    an op of the body (each is a kernel parameter and a buffer kept live).
     The code generator
     (`--convert-tandem-to-llvm`) numbers each group's kernel in the
     discardable attribute `tandem.kernel`.
