@@ -110,6 +110,14 @@ bool mlir::tandem::kernelRunsInPhases(CostFamily family, DeviceKind kind) {
           family == CostFamily::ConvGrouped);
 }
 
+/// Seconds `flops` of `elementType` take at `cost`'s share of the
+/// processor's rate.
+static double computeSeconds(int64_t flops, Type elementType,
+                             const FamilyCost &cost,
+                             const ProcessorProfile &processor) {
+  return flops / (processor.flopsFor(elementType) * cost.computeEfficiency);
+}
+
 double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
                                       Type elementType, CostFamily family,
                                       const ProcessorProfile &processor,
@@ -119,11 +127,12 @@ double mlir::tandem::estimateOpTimeUs(const WorkEstimate &work,
   const FamilyCost &cost = processor.family(family);
   double fixedUs = onCallingThread && cost.inlineFixedUs ? *cost.inlineFixedUs
                                                          : cost.fixedUs;
-  double computeSeconds = work.flops / (processor.flopsFor(elementType) *
-                                        cost.computeEfficiency);
   double memorySeconds = double(work.bytesRead + work.bytesWritten) /
                          (processor.memoryBandwidth * cost.memoryEfficiency);
-  return fixedUs + kernelBodyUs(computeSeconds, memorySeconds, inPhases) * 1e6;
+  return fixedUs +
+         kernelBodyUs(computeSeconds(work.flops, elementType, cost, processor),
+                      memorySeconds, inPhases) *
+             1e6;
 }
 
 /// Bytes a kernel moves beyond its operands and result, on `kind`: the CPU
@@ -252,9 +261,8 @@ mlir::tandem::estimateOpTimeUs(Operation *op, DeviceKind kind,
       CostFamily consumerFamily = costFamilyOf(consumer);
       consumerUs =
           isRowReduction(consumer)
-              ? consumerWork.flops /
-                    (processor->flopsFor(elementType) *
-                     processor->family(consumerFamily).computeEfficiency) *
+              ? computeSeconds(consumerWork.flops, elementType,
+                               processor->family(consumerFamily), *processor) *
                     1e6
               : estimateOpTimeUs(consumerWork, elementType, consumerFamily,
                                  *processor);
