@@ -161,16 +161,21 @@ TEST(ImageTest, AFusedGroupsProducerIsChecked) {
       << error;
   std::string bad = "the model image is corrupt: op #0 is a fused group with "
                     "a bad producer (kind, operands or attribute words)";
-  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 1}), kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 2, -1, 0, 0}), kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kFused, 1, -1, 0, 0}), kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kSoftmax, 1, -1, 0, 0}), kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 0, 7}), kOneKernel),
-            bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 1}), kOneKernel),
+      bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, img::kRelu, 2, -1, 0, 0}), kOneKernel),
+      bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, img::kFused, 1, -1, 0, 0}), kOneKernel),
+      bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, img::kSoftmax, 1, -1, 0, 0}), kOneKernel),
+      bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 0, 7}), kOneKernel),
+      bad);
   EXPECT_EQ(decodeError(fusedImage({0, 1}), kOneKernel),
             "the model image is corrupt: op #0 is a fused group with 2 "
             "attribute words, fewer than 6");
@@ -195,16 +200,18 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
   }
   std::string bad = "the model image is corrupt: op #0 is a fused group with "
                     "a bad consumer (kind, operands or attribute words)";
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0}), kOneKernel),
-            bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0}), kOneKernel),
+      bad);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 1, 3, -1}),
                         kOneKernel),
             bad);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0, -1, 5}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
-            bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
+      bad);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
   // Only a row normalization alone or a layer norm with its scale and
   // shift runs in place.
@@ -217,9 +224,9 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kL2Normalize, 0, -1}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kBatchNorm, 0, 0}),
-                        kOneKernel),
-            bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, -1, 0, img::kBatchNorm, 0, 0}), kOneKernel),
+      bad);
 }
 
 TEST(ImageTest, AFusedGroupsReductionIsChecked) {
@@ -228,8 +235,8 @@ TEST(ImageTest, AFusedGroupsReductionIsChecked) {
   // kReducePieceElements.
   Image decoded;
   std::string error;
-  for (int64_t kind : {img::kReduceSum, img::kReduceMean, img::kReduceMax,
-                       img::kReduceMin})
+  for (int64_t kind :
+       {img::kReduceSum, img::kReduceMean, img::kReduceMax, img::kReduceMin})
     for (int64_t count : {int64_t(1), kReducePieceElements}) {
       std::vector<int64_t> words = fusedImage({0, 1, -1, 0, kind, 0, count});
       EXPECT_TRUE(
@@ -239,15 +246,16 @@ TEST(ImageTest, AFusedGroupsReductionIsChecked) {
   std::string badCount = "the model image is corrupt: op #0 is a fused group "
                          "whose reduction does not fold 1 to 32768 elements "
                          "into each output";
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0, 0}),
-                        kOneKernel),
-            badCount);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0, 0}), kOneKernel),
+      badCount);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0,
-                               kReducePieceElements + 1}),
+                                    kReducePieceElements + 1}),
                         kOneKernel),
             badCount);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0}), kOneKernel),
-            badCount);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0}), kOneKernel),
+      badCount);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0, 4, 4}),
                         kOneKernel),
             badCount);
@@ -255,14 +263,16 @@ TEST(ImageTest, AFusedGroupsReductionIsChecked) {
                     "a bad consumer (kind, operands or attribute words)";
   // Not after a producer (its product would be the reduction's buffer),
   // and reading nothing else.
-  EXPECT_EQ(decodeError(fusedImage({0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4}),
-                        kOneKernel),
-            bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4}),
+                  kOneKernel),
+      bad);
   EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 1, 0, 4}),
                         kOneKernel),
             bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kArgmax, 0, 4}), kOneKernel),
-            bad);
+  EXPECT_EQ(
+      decodeError(fusedImage({0, 1, -1, 0, img::kArgmax, 0, 4}), kOneKernel),
+      bad);
 }
 
 TEST(ImageTest, RefusesAnotherVersion) {
