@@ -544,6 +544,21 @@ with np.errstate(all="ignore"):
     case("softmax masked with -inf and NaN", [masked],
          "  %r = tandem.softmax %a0 {axis = 1 : i64} : tensor<3x4xf32>",
          "tensor<3x4xf32>", lambda v: softmax(v, 1))
+# Rows of 19: two vectors of eight lanes and a tail of three. A causal mask's
+# -inf in the lanes and the tail, a row all -inf but one, a NaN in a lane
+# (the whole row NaN) and in the tail, and the largest element in each place.
+wide_masked = np.random.default_rng(7).standard_normal((6, 19)).astype(np.float32)
+wide_masked[0, 5:] = -inf
+wide_masked[1, :18] = -inf
+wide_masked[2, 3] = nan
+wide_masked[3, 17] = nan
+wide_masked[4, 9] = 30.0
+wide_masked[5, 18] = 30.0
+with np.errstate(all="ignore"):
+    for op, fn in (("softmax", softmax), ("log_softmax", lambda v, a: np.log(softmax(v, a)))):
+        case(f"{op} of rows of 19 with -inf and NaN", [wide_masked],
+             f"  %r = tandem.{op} %a0 {{axis = 1 : i64}} : tensor<6x19xf32>",
+             "tensor<6x19xf32>", lambda v, fn=fn: fn(v, 1), tol=1e-4)
 # Shifted inputs on both sides of ln(FLT_MIN) = -87.34: exp underflows to 0
 # below it and stays a normal float above it.
 underflow = np.array([[0.0, -87.0, -87.3, -87.4, -100.0, -inf]], np.float32)

@@ -347,37 +347,57 @@ inline bool isHalf(DType dtype) {
 #define TANDEM_VECTOR_CLONES
 #endif
 
+/// Eight floats, and their bits: the vectors a kernel loop spells out where
+/// the compiler would not vectorize the scalar loop (GCC's vector
+/// extensions; two SSE registers in the baseline clone).
+typedef float Floats8 __attribute__((vector_size(8 * sizeof(float))));
+typedef uint32_t Bits8 __attribute__((vector_size(8 * sizeof(uint32_t))));
+
+/// The integer type of a float type's bits (for expNonPositive's scale).
+template <typename V> struct BitsOf {
+  using type = uint32_t;
+};
+template <> struct BitsOf<Floats8> {
+  using type = Bits8;
+};
+
 /// exp(x) for x <= 0 (softmax's shifted inputs; NaN stays NaN), branch-free
 /// so that loops of it vectorize: Cephes' expf, 2^n · p(r) with
 /// r = x - n·ln2 in [-ln2/2, ln2/2], within 2 ulp of the exact value; 0
 /// where the exact value is below the smallest normal float (x < -87.34).
-inline float expNonPositive(float v) {
+/// Of a float or of Floats8, lane by lane the same operations (so the same
+/// bits).
+template <typename V>
+[[gnu::always_inline]] inline V expNonPositive(V v) {
+  using Bits = typename BitsOf<V>::type;
   constexpr float kLowest = -87.3365447505531f; // ln(FLT_MIN)
   constexpr float kRound = 12582912.0f;         // 1.5 · 2^23: rounds to ints
+  const V zero{};
   // Below kLowest the result is 0 whatever is computed, so those lanes
   // compute exp(0): at kLowest itself 2^-126 · p(r) falls just below the
   // smallest normal, and a multiply making a subnormal takes a microcode
   // assist (a causal mask's -inf entries made softmax 7x slower).
-  float x = v < kLowest ? 0.0f : v;
-  float shifted = x * 1.44269504088896341f + kRound;
-  float n = shifted - kRound;
-  float r = x - n * 0.693359375f;
+  V x = v < kLowest ? zero : v;
+  V shifted = x * 1.44269504088896341f + kRound;
+  V n = shifted - kRound;
+  V r = x - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
-  float p = 1.9875691500e-4f;
+  V p = zero + 1.9875691500e-4f;
   p = p * r + 1.3981999507e-3f;
   p = p * r + 8.3334519073e-3f;
   p = p * r + 4.1665795894e-2f;
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
-  float e = p * r * r + r + 1.0f;
+  V e = p * r * r + r + 1.0f;
   // 2^n from n's bits, which the rounding left in the low mantissa bits.
-  uint32_t bits, roundBits;
-  std::memcpy(&bits, &shifted, 4);
+  Bits bits;
+  uint32_t roundBits;
+  std::memcpy(&bits, &shifted, sizeof(bits));
   std::memcpy(&roundBits, &kRound, 4);
-  uint32_t scaleBits = (bits - roundBits + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &scaleBits, 4);
-  return v < kLowest ? 0.0f : e * scale;
+  Bits scaleBits = (bits - roundBits + 127u) << 23;
+  V scale;
+  std::memcpy(&scale, &scaleBits, sizeof(scale));
+  return v < kLowest ? zero : e * scale;
 }
 
 /// Element i of a tensor as a double (a wide common type for cast).
