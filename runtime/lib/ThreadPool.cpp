@@ -22,9 +22,6 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
 #ifdef __linux__
 #include <sched.h>
 #endif
@@ -41,14 +38,6 @@ constexpr int64_t kMinParallelWork = 1 << 15;
 /// before it blocks: longer than the gap between a model's ops, short enough
 /// that an idle process gives its cores back at once.
 constexpr std::chrono::microseconds kSpinTime{200};
-
-void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
 
 /// Spins until `ready()` or kSpinTime has passed; says whether it is ready.
 template <typename Ready> bool spinUntil(Ready ready) {
@@ -104,24 +93,30 @@ public:
     bool anyAsleep;
     {
       std::lock_guard<std::mutex> lock(mutex);
-      current = &task;
-      next = 0;
-      total = chunks;
+      {
+        std::lock_guard<SpinLock> claims(claimLock);
+        current = &task;
+        next = 0;
+        total = chunks;
+      }
       remaining.store(chunks, std::memory_order_relaxed);
       generation.fetch_add(1, std::memory_order_release);
       anyAsleep = sleepers > 0;
     }
     if (anyAsleep)
       wake.notify_all();
-    drain(); // the caller works too
+    drain(/*fromFront=*/true); // the caller works too
     // Every claimed chunk has finished (or thrown) before `task` goes.
     if (!spinUntil([this] { return remaining.load() == 0; })) {
       std::unique_lock<std::mutex> lock(mutex);
+      callerAsleep.store(true);
       done.wait(lock, [this] { return remaining.load() == 0; });
+      callerAsleep.store(false);
     }
     std::exception_ptr thrown;
     {
       std::lock_guard<std::mutex> lock(mutex);
+      std::lock_guard<SpinLock> claims(claimLock);
       current = nullptr;
       std::swap(thrown, failure);
     }
@@ -132,7 +127,11 @@ public:
 private:
   /// Runs chunks until none is left. A chunk that throws (bad_alloc) still
   /// counts as done; the first exception goes to the caller of run().
-  void drain() {
+  /// The caller claims chunks from the front, the workers from the back:
+  /// with two threads, each runs the same part of a loop run after run (what
+  /// it wrote there last time is in its own core's cache), and the one done
+  /// first takes the other's last chunks.
+  void drain(bool fromFront) {
     struct TaskScope {
       TaskScope() { insideTask = true; }
       ~TaskScope() { insideTask = false; }
@@ -141,10 +140,10 @@ private:
       int64_t chunk;
       const std::function<void(int64_t)> *task;
       {
-        std::lock_guard<std::mutex> lock(mutex);
+        std::lock_guard<SpinLock> claims(claimLock);
         if (!current || next >= total)
           break;
-        chunk = next++;
+        chunk = fromFront ? next++ : --total;
         task = current;
       }
       int64_t finished = 1;
@@ -152,13 +151,18 @@ private:
         (*task)(chunk);
       } catch (...) {
         std::lock_guard<std::mutex> lock(mutex);
+        std::lock_guard<SpinLock> claims(claimLock);
         if (!failure)
           failure = std::current_exception();
         // The rest of the loop is not worth running: its chunks are done.
         finished += total - next;
         next = total;
       }
-      if (remaining.fetch_sub(finished) == finished) {
+      // The last chunk wakes the caller if it sleeps (after remaining,
+      // both sequentially consistent: it either sees the flag or the caller
+      // sees no chunk left). Locking `mutex` when it spins made the next
+      // loop's caller wait for it in the kernel.
+      if (remaining.fetch_sub(finished) == finished && callerAsleep.load()) {
         std::lock_guard<std::mutex> lock(mutex);
         done.notify_all();
       }
@@ -178,27 +182,30 @@ private:
         --sleepers;
       }
       seen = generation.load(std::memory_order_acquire);
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        if (stopping)
-          return;
-      }
-      drain();
+      // Read without `mutex`: a worker that locked it here, as the caller
+      // posting the loop still held it, slept in the kernel.
+      if (stopping.load(std::memory_order_acquire))
+        return;
+      drain(/*fromFront=*/false);
     }
   }
 
   std::vector<std::thread> workers;
   std::mutex runMutex, mutex;
   std::condition_variable wake, done;
-  // Guarded by `mutex`; `generation` and `remaining` are also read without
-  // it, by spinning threads.
+  // The loop and its unclaimed chunks [next, total), guarded by claimLock
+  // (taken after `mutex` where both are).
+  SpinLock claimLock;
   const std::function<void(int64_t)> *current = nullptr;
   int64_t next = 0, total = 0;
+  // Guarded by `mutex`; `generation` and `remaining` are also read without
+  // it, by spinning threads.
   std::atomic<int64_t> remaining{0};
   std::atomic<uint64_t> generation{0};
   std::exception_ptr failure; // the first a chunk of this loop threw
   int sleepers = 0;
-  bool stopping = false;
+  std::atomic<bool> stopping{false};
+  std::atomic<bool> callerAsleep{false}; // set under `mutex`
 };
 
 std::mutex poolMutex;

@@ -3,8 +3,14 @@
 #ifndef TANDEM_RUNTIME_LIB_THREADPOOL_H
 #define TANDEM_RUNTIME_LIB_THREADPOOL_H
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <thread>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace tandem::rt {
 
@@ -24,6 +30,33 @@ int64_t poolThreads();
 /// what unloading a compiled model's library needs. A parallelFor running
 /// on another thread finishes first, on the workers it started with.
 void stopWorkers();
+
+/// What a thread does while it spins: a pause (which frees the core's
+/// pipeline for its sibling), else a yield.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+/// A lock for a few instructions (claiming a loop's next chunk, taking a
+/// scratch buffer), held by spinning: under a std::mutex, two threads
+/// taking it at the same moment put one of them to sleep in the kernel,
+/// and a 128 x 128 fused multiply and mean split over two threads took 8 us
+/// where one thread took 4.4.
+class SpinLock {
+public:
+  void lock() {
+    while (held.test_and_set(std::memory_order_acquire))
+      cpuRelax();
+  }
+  void unlock() { held.clear(std::memory_order_release); }
+
+private:
+  std::atomic_flag held = ATOMIC_FLAG_INIT;
+};
 
 } // namespace tandem::rt
 

@@ -1,6 +1,7 @@
 //===- ThreadPoolTest.cpp - the worker pool and the split GEMM ------------===//
 //
-// Every index of a parallel loop runs exactly once; a loop inside a task runs
+// Every index of a parallel loop runs exactly once, in one loop or in many
+// short ones; a caller asleep on a long chunk wakes; a loop inside a task runs
 // inline; an exception in a chunk reaches the caller and leaves the pool
 // whole; parallelSgemm's blocks give naive products (with a bias, too) and
 // hand each element to blockDone exactly once, split by rows or by columns.
@@ -13,7 +14,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 using namespace tandem::rt;
@@ -29,6 +32,46 @@ TEST(ThreadPoolTest, EveryIndexRunsOnce) {
     });
     for (int64_t i = 0; i < count; ++i)
       ASSERT_EQ(hits[i].load(), 1) << "count " << count << " index " << i;
+  }
+}
+
+// Loops one after another, as a model's ops run: the workers see each new
+// loop while they spin, and claim its chunks as the caller does.
+TEST(ThreadPoolTest, ManyShortLoopsEachRunEveryIndexOnce) {
+  std::vector<std::atomic<int>> hits(64);
+  for (int loop = 0; loop < 20000; ++loop)
+    parallelFor(64, 1 << 12, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        hits[i]++;
+    });
+  for (int64_t i = 0; i < 64; ++i)
+    ASSERT_EQ(hits[i].load(), 20000) << "index " << i;
+}
+
+// A chunk longer than the caller spins: the caller, done with its own
+// chunk, sleeps, and the worker that ends the loop must wake it (a missed
+// wake-up hangs the test). Chunk 0 (the caller's) waits until chunk 1 has
+// started, so that a worker runs chunk 1.
+TEST(ThreadPoolTest, ACallerThatSleepsIsWokenByTheLastChunk) {
+  if (poolThreads() < 2)
+    GTEST_SKIP() << "one thread: every loop runs inline";
+  for (int loop = 0; loop < 20; ++loop) {
+    std::atomic<bool> secondStarted{false};
+    std::atomic<int64_t> covered{0};
+    parallelFor(2, 1 << 20, [&](int64_t begin, int64_t end) {
+      if (begin == 1) {
+        secondStarted = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      } else {
+        auto deadline =
+            std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!secondStarted && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::yield();
+      }
+      covered += end - begin;
+    });
+    ASSERT_TRUE(secondStarted.load());
+    ASSERT_EQ(covered.load(), 2);
   }
 }
 

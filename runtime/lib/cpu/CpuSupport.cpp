@@ -27,13 +27,15 @@ struct ScratchBuffer {
   std::unique_ptr<float[]> data;
   size_t size = 0;
 };
-std::mutex scratchMutex;
+// Taken at the start and end of every chunk of a loop that uses scratch:
+// a spin lock (ThreadPool.h).
+SpinLock scratchLock;
 std::vector<ScratchBuffer> freeScratch;
 } // namespace
 
 cpu::Scratch::Scratch(size_t count) {
   {
-    std::lock_guard<std::mutex> lock(scratchMutex);
+    std::lock_guard<SpinLock> lock(scratchLock);
     // The largest waiting buffer: the one most likely to need no growing.
     auto largest =
         std::max_element(freeScratch.begin(), freeScratch.end(),
@@ -54,12 +56,12 @@ cpu::Scratch::Scratch(size_t count) {
 }
 
 cpu::Scratch::~Scratch() {
-  std::lock_guard<std::mutex> lock(scratchMutex);
+  std::lock_guard<SpinLock> lock(scratchLock);
   freeScratch.push_back({std::move(data), size});
 }
 
 void tandem::rt::releaseScratch() {
-  std::lock_guard<std::mutex> lock(scratchMutex);
+  std::lock_guard<SpinLock> lock(scratchLock);
   freeScratch.clear();
 }
 
