@@ -49,8 +49,16 @@ inline void cpuRelax() {
 class SpinLock {
 public:
   void lock() {
-    while (held.test_and_set(std::memory_order_acquire))
-      cpuRelax();
+    // A holder preempted inside its few instructions (more threads than
+    // cores) is waited for by yielding, not by spinning through its
+    // time slice.
+    for (unsigned tries = 1; held.test_and_set(std::memory_order_acquire);
+         ++tries) {
+      if (tries % 1024 == 0)
+        std::this_thread::yield();
+      else
+        cpuRelax();
+    }
   }
   void unlock() { held.clear(std::memory_order_release); }
 
