@@ -93,13 +93,17 @@ public:
     bool anyAsleep;
     {
       std::lock_guard<std::mutex> lock(mutex);
+      // The count before the chunks: a worker still in drain() after the
+      // last loop's last chunk may claim one of these the moment they are
+      // posted, and its count must not be overwritten (the caller would
+      // wait for chunks no one runs).
+      remaining.store(chunks, std::memory_order_relaxed);
       {
         std::lock_guard<SpinLock> claims(claimLock);
         current = &task;
         next = 0;
         total = chunks;
       }
-      remaining.store(chunks, std::memory_order_relaxed);
       generation.fetch_add(1, std::memory_order_release);
       anyAsleep = sleepers > 0;
     }
