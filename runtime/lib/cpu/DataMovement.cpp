@@ -19,11 +19,121 @@ using namespace tandem::rt::cpu;
 
 namespace {
 
+/// Eight rows of eight 4-byte elements, `from` rows `fromStep` apart, into
+/// eight columns of `to`, rows `toStep` apart: the unpacks, shuffles and
+/// lane swaps of an AVX 8 x 8 transpose, in GCC's vector types (bits moved,
+/// never computed).
+TANDEM_VECTOR_CLONES
+void transposeBlock8(const uint32_t *from, int64_t fromStep, uint32_t *to,
+                     int64_t toStep) {
+  Floats8 r[8], t[8], u[8];
+  for (int k = 0; k < 8; ++k)
+    std::memcpy(&r[k], from + k * fromStep, sizeof(Floats8));
+  for (int k = 0; k < 8; k += 2) {
+    t[k] = __builtin_shufflevector(r[k], r[k + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[k + 1] =
+        __builtin_shufflevector(r[k], r[k + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int k = 0; k < 8; k += 4)
+    for (int h = 0; h < 2; ++h) {
+      u[k + 2 * h] = __builtin_shufflevector(t[k + h], t[k + h + 2], 0, 1, 8,
+                                             9, 4, 5, 12, 13);
+      u[k + 2 * h + 1] = __builtin_shufflevector(t[k + h], t[k + h + 2], 2, 3,
+                                                 10, 11, 6, 7, 14, 15);
+    }
+  for (int k = 0; k < 4; ++k) {
+    Floats8 low = __builtin_shufflevector(u[k], u[k + 4], 0, 1, 2, 3, 8, 9,
+                                          10, 11);
+    Floats8 high = __builtin_shufflevector(u[k], u[k + 4], 4, 5, 6, 7, 12, 13,
+                                           14, 15);
+    std::memcpy(to + k * toStep, &low, sizeof(Floats8));
+    std::memcpy(to + (k + 4) * toStep, &high, sizeof(Floats8));
+  }
+}
+
+/// copyStrided where the output's last dimension steps through the source
+/// (a stride above 1) and another dimension is contiguous there (a swap of
+/// the last two axes, NHWC to NCHW): in tiles of kTile x kTile elements,
+/// each read from kTile source rows and written to kTile output rows, all
+/// of them in L1; 4-byte elements eight by eight through vector shuffles
+/// (transposeBlock8). (One element at a time down the source, attention's
+/// 8 x 4 x 64 x 64 scores swapped their last two axes in 34-42 us.) False
+/// where the layout is not such a swap.
+template <typename T>
+bool copySwappedTiles(const T *in, T *z, std::vector<int64_t> shape,
+                      std::vector<int64_t> sourceStrides) {
+  constexpr int64_t kTile = 16;
+  std::vector<int64_t> strides[1] = {std::move(sourceStrides)};
+  coalesce(shape, strides);
+  const std::vector<int64_t> &source = strides[0];
+  int64_t rank = int64_t(shape.size());
+  if (rank < 2 || source.back() <= 1)
+    return false;
+  int64_t swapped = -1; // the output dimension contiguous in the source
+  for (int64_t d = rank - 2; d >= 0 && swapped < 0; --d)
+    if (source[d] == 1)
+      swapped = d;
+  if (swapped < 0)
+    return false;
+  std::vector<int64_t> outStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    outStrides[d] = outStrides[d + 1] * shape[d + 1];
+  int64_t rows = shape[swapped], cols = shape.back(), step = source.back();
+  int64_t outerCount = int64_t(countOf(shape)) / (rows * cols);
+  int64_t rowTiles = (rows + kTile - 1) / kTile;
+  parallelFor(outerCount * rowTiles, 2 * kTile * cols,
+              [&](int64_t first, int64_t last) {
+    for (int64_t task = first; task < last; ++task) {
+      // The other dimensions' offsets, innermost first.
+      int64_t outer = task / rowTiles, inBase = 0, outBase = 0;
+      for (int64_t d = rank - 2; d >= 0; --d) {
+        if (d == swapped)
+          continue;
+        int64_t index = outer % shape[d];
+        outer /= shape[d];
+        inBase += index * source[d];
+        outBase += index * outStrides[d];
+      }
+      int64_t i0 = task % rowTiles * kTile, i1 = std::min(rows, i0 + kTile);
+      for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
+        int64_t j1 = std::min(cols, j0 + kTile);
+        if constexpr (sizeof(T) == 4) {
+          if (i1 - i0 == kTile && j1 - j0 == kTile) {
+            for (int64_t i = i0; i < i1; i += 8)
+              for (int64_t j = j0; j < j1; j += 8)
+                transposeBlock8(in + inBase + i + j * step, step,
+                                z + outBase + i * outStrides[swapped] + j,
+                                outStrides[swapped]);
+            continue;
+          }
+        }
+        for (int64_t i = i0; i < i1; ++i) {
+          const T *src = in + inBase + i;
+          T *dst = z + outBase + i * outStrides[swapped];
+          for (int64_t j = j0; j < j1; ++j)
+            dst[j] = src[j * step];
+        }
+      }
+    }
+  });
+  return true;
+}
+
 /// Copies the elements `x` holds at `sourceStrides` (from element `base`)
-/// into the dense `out`, a contiguous row at a time where the source allows.
+/// into the dense `out`, a contiguous row at a time where the source allows,
+/// in tiles where the source holds the output's columns (copySwappedTiles).
 void copyStrided(const TensorView &x, const TensorView &out,
                  const std::vector<int64_t> &sourceStrides, int64_t base = 0) {
   size_t item = dtypeSize(out.dtype);
+  auto tiled = [&](auto element) {
+    using T = decltype(element);
+    return copySwappedTiles(static_cast<const T *>(x.data) + base,
+                            static_cast<T *>(out.data), out.shape,
+                            sourceStrides);
+  };
+  if ((item == 4 && tiled(uint32_t())) || (item == 2 && tiled(uint16_t())) ||
+      (item == 8 && tiled(uint64_t())) || (item == 1 && tiled(uint8_t())))
+    return;
   const uint8_t *in = static_cast<const uint8_t *>(x.data) + base * item;
   uint8_t *z = static_cast<uint8_t *>(out.data);
   std::vector<int64_t> strides[1] = {sourceStrides};
