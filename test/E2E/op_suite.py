@@ -863,6 +863,9 @@ transpose_case("batch between the pair", f32(35, 3, 41), (2, 1, 0))
 transpose_case("9x8 (at the threshold)", f32(9, 8), (1, 0))
 transpose_case("3 channels NCHW to NHWC", f32(2, 3, 16, 16), (0, 2, 3, 1))
 transpose_case("4x100x70", f32(4, 100, 70), (0, 2, 1))
+# Empty, with the last output axis the empty one (a tiled swap has no tiles).
+transpose_case("0x5 to 5x0", f32(0, 5), (1, 0))
+transpose_case("2x0x5 to 2x5x0", f32(2, 0, 5), (0, 2, 1))
 
 
 # A slice and a transpose fuse into a group of views alone, whose generated

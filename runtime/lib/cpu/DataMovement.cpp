@@ -63,6 +63,8 @@ template <typename T>
 bool copySwappedTiles(const T *in, T *z, std::vector<int64_t> shape,
                       std::vector<int64_t> sourceStrides) {
   constexpr int64_t kTile = 16;
+  if (countOf(shape) == 0) // (coalesce keeps empty axes: no tiles to count)
+    return false;
   std::vector<int64_t> strides[1] = {std::move(sourceStrides)};
   coalesce(shape, strides);
   const std::vector<int64_t> &source = strides[0];
