@@ -151,34 +151,44 @@ TEST(ImageTest, AFusedGroupRunsAKernelOfTheTable) {
             "the model image is corrupt: a negative kernel count");
 }
 
+/// Each fused group of `attrs` (FusedAttrs and its parts' words) decodes.
+void expectFusedAccepted(const std::vector<std::vector<int64_t>> &attrs) {
+  for (const std::vector<int64_t> &group : attrs) {
+    Image decoded;
+    std::string error;
+    std::vector<int64_t> words = fusedImage(group);
+    EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
+        << error;
+  }
+}
+
+/// Each fused group of `attrs` is refused with `message`.
+void expectFusedRefused(const std::vector<std::vector<int64_t>> &attrs,
+                        const std::string &message) {
+  for (size_t k = 0; k < attrs.size(); ++k)
+    EXPECT_EQ(decodeError(fusedImage(attrs[k]), kOneKernel), message)
+        << "group #" << k;
+}
+
+const char kBadProducer[] = "the model image is corrupt: op #0 is a fused "
+                            "group with a bad producer (kind, operands or "
+                            "attribute words)";
+const char kBadConsumer[] = "the model image is corrupt: op #0 is a fused "
+                            "group with a bad consumer (kind, operands or "
+                            "attribute words)";
+
 TEST(ImageTest, AFusedGroupsProducerIsChecked) {
   // The image's op has one operand: a Relu producer (no attributes) reading
   // operand 0 is whole; anything else is refused.
-  Image decoded;
-  std::string error;
-  std::vector<int64_t> words = fusedImage({0, 1, img::kRelu, 1, -1, 0, 0});
-  EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
-      << error;
-  std::string bad = "the model image is corrupt: op #0 is a fused group with "
-                    "a bad producer (kind, operands or attribute words)";
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 1}), kOneKernel),
-      bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, img::kRelu, 2, -1, 0, 0}), kOneKernel),
-      bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, img::kFused, 1, -1, 0, 0}), kOneKernel),
-      bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, img::kSoftmax, 1, -1, 0, 0}), kOneKernel),
-      bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, img::kRelu, 1, -1, 0, 0, 7}), kOneKernel),
-      bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1}), kOneKernel),
-            "the model image is corrupt: op #0 is a fused group with 2 "
-            "attribute words, fewer than 6");
+  expectFusedAccepted({{0, 1, img::kRelu, 1, -1, 0, 0}});
+  expectFusedRefused({{0, 1, img::kRelu, 1, -1, 0, 1},
+                      {0, 1, img::kRelu, 2, -1, 0, 0},
+                      {0, 1, img::kFused, 1, -1, 0, 0},
+                      {0, 1, img::kSoftmax, 1, -1, 0, 0},
+                      {0, 1, img::kRelu, 1, -1, 0, 0, 7}},
+                     kBadProducer);
+  expectFusedRefused({{0, 1}}, "the model image is corrupt: op #0 is a fused "
+                               "group with 2 attribute words, fewer than 6");
 }
 
 TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
@@ -186,93 +196,46 @@ TEST(ImageTest, AFusedGroupsConsumerIsChecked) {
   // l2_normalize (its axis and epsilon) after the kernel, alone or after a
   // Relu producer reading operand 0; a layer norm reading operand 0 as its
   // scale and shift.
-  Image decoded;
-  std::string error;
-  for (std::vector<int64_t> attrs :
-       {std::vector<int64_t>{0, 1, -1, 0, img::kSoftmax, 0, -1},
-        std::vector<int64_t>{0, 1, img::kRelu, 1, img::kSoftmax, 0, 0, -1},
-        std::vector<int64_t>{0, 1, -1, 0, img::kLogSoftmax, 0, -1},
-        std::vector<int64_t>{0, 1, -1, 0, img::kL2Normalize, 0, -1, 0},
-        std::vector<int64_t>{0, 1, -1, 0, img::kLayerNorm, 2, 0, 0, 1, 0}}) {
-    std::vector<int64_t> words = fusedImage(attrs);
-    EXPECT_TRUE(decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
-        << error;
-  }
-  std::string bad = "the model image is corrupt: op #0 is a fused group with "
-                    "a bad consumer (kind, operands or attribute words)";
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0}), kOneKernel),
-      bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 1, 3, -1}),
-                        kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kSoftmax, 0, -1, 5}),
-                        kOneKernel),
-            bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, -1, 0, img::kFused, 0, -1}), kOneKernel),
-      bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, -1, 1, 0}), kOneKernel), bad);
-  // Only a row normalization alone or a layer norm with its scale and
-  // shift runs in place.
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLayerNorm, 0, 1, 0}),
-                        kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kLogSoftmax, 1, 0, -1}),
-                        kOneKernel),
-            bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kL2Normalize, 0, -1}),
-                        kOneKernel),
-            bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, -1, 0, img::kBatchNorm, 0, 0}), kOneKernel),
-      bad);
+  expectFusedAccepted({{0, 1, -1, 0, img::kSoftmax, 0, -1},
+                       {0, 1, img::kRelu, 1, img::kSoftmax, 0, 0, -1},
+                       {0, 1, -1, 0, img::kLogSoftmax, 0, -1},
+                       {0, 1, -1, 0, img::kL2Normalize, 0, -1, 0},
+                       {0, 1, -1, 0, img::kLayerNorm, 2, 0, 0, 1, 0}});
+  expectFusedRefused({{0, 1, -1, 0, img::kSoftmax, 0},
+                      {0, 1, -1, 0, img::kSoftmax, 1, 3, -1},
+                      {0, 1, -1, 0, img::kSoftmax, 0, -1, 5},
+                      {0, 1, -1, 0, img::kFused, 0, -1},
+                      {0, 1, -1, 0, -1, 1, 0},
+                      // Only a row normalization alone or a layer norm with
+                      // its scale and shift runs in place.
+                      {0, 1, -1, 0, img::kLayerNorm, 0, 1, 0},
+                      {0, 1, -1, 0, img::kLogSoftmax, 1, 0, -1},
+                      {0, 1, -1, 0, img::kL2Normalize, 0, -1},
+                      {0, 1, -1, 0, img::kBatchNorm, 0, 0}},
+                     kBadConsumer);
 }
 
 TEST(ImageTest, AFusedGroupsReductionIsChecked) {
   // A reduction after the kernel, with no producer and no other operand:
   // its one word is the elements it folds into each output, 1 to
   // kReducePieceElements.
-  Image decoded;
-  std::string error;
   for (int64_t kind :
        {img::kReduceSum, img::kReduceMean, img::kReduceMax, img::kReduceMin})
-    for (int64_t count : {int64_t(1), kReducePieceElements}) {
-      std::vector<int64_t> words = fusedImage({0, 1, -1, 0, kind, 0, count});
-      EXPECT_TRUE(
-          decodeImage(words.data(), kStrings, kOneKernel, decoded, error))
-          << error;
-    }
-  std::string badCount = "the model image is corrupt: op #0 is a fused group "
-                         "whose reduction does not fold 1 to 32768 elements "
-                         "into each output";
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0, 0}), kOneKernel),
-      badCount);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 0,
-                                    kReducePieceElements + 1}),
-                        kOneKernel),
-            badCount);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0}), kOneKernel),
-      badCount);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceMax, 0, 4, 4}),
-                        kOneKernel),
-            badCount);
-  std::string bad = "the model image is corrupt: op #0 is a fused group with "
-                    "a bad consumer (kind, operands or attribute words)";
+    for (int64_t count : {int64_t(1), kReducePieceElements})
+      expectFusedAccepted({{0, 1, -1, 0, kind, 0, count}});
+  expectFusedRefused(
+      {{0, 1, -1, 0, img::kReduceSum, 0, 0},
+       {0, 1, -1, 0, img::kReduceSum, 0, kReducePieceElements + 1},
+       {0, 1, -1, 0, img::kReduceMax, 0},
+       {0, 1, -1, 0, img::kReduceMax, 0, 4, 4}},
+      "the model image is corrupt: op #0 is a fused group whose reduction "
+      "does not fold 1 to 32768 elements into each output");
   // Not after a producer (its product would be the reduction's buffer),
   // and reading nothing else.
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4}),
-                  kOneKernel),
-      bad);
-  EXPECT_EQ(decodeError(fusedImage({0, 1, -1, 0, img::kReduceSum, 1, 0, 4}),
-                        kOneKernel),
-            bad);
-  EXPECT_EQ(
-      decodeError(fusedImage({0, 1, -1, 0, img::kArgmax, 0, 4}), kOneKernel),
-      bad);
+  expectFusedRefused({{0, 1, img::kRelu, 1, img::kReduceSum, 0, 0, 4},
+                      {0, 1, -1, 0, img::kReduceSum, 1, 0, 4},
+                      {0, 1, -1, 0, img::kArgmax, 0, 4}},
+                     kBadConsumer);
 }
 
 TEST(ImageTest, RefusesAnotherVersion) {
