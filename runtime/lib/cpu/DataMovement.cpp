@@ -126,16 +126,16 @@ bool copySwappedTiles(const T *in, T *z, std::vector<int64_t> shape,
 /// in tiles where the source holds the output's columns (copySwappedTiles).
 void copyStrided(const TensorView &x, const TensorView &out,
                  const std::vector<int64_t> &sourceStrides, int64_t base = 0) {
-  size_t item = dtypeSize(out.dtype);
-  auto tiled = [&](auto element) {
-    using T = decltype(element);
-    return copySwappedTiles(static_cast<const T *>(x.data) + base,
-                            static_cast<T *>(out.data), out.shape,
-                            sourceStrides);
-  };
-  if ((item == 4 && tiled(uint32_t())) || (item == 2 && tiled(uint16_t())) ||
-      (item == 8 && tiled(uint64_t())) || (item == 1 && tiled(uint8_t())))
+  bool tiled = false;
+  withElementWord(out.dtype, [&](auto word) {
+    using T = decltype(word);
+    tiled = copySwappedTiles(static_cast<const T *>(x.data) + base,
+                             static_cast<T *>(out.data), out.shape,
+                             sourceStrides);
+  });
+  if (tiled)
     return;
+  size_t item = dtypeSize(out.dtype);
   const uint8_t *in = static_cast<const uint8_t *>(x.data) + base * item;
   uint8_t *z = static_cast<uint8_t *>(out.data);
   std::vector<int64_t> strides[1] = {sourceStrides};

@@ -36,8 +36,9 @@ template <typename F>
 /// One softmax (or log-softmax) row of `size` elements `inner` apart; `dst`
 /// may be `row` (in place, as a fused group ending in either runs it: each
 /// pass reads an element before it writes it).
-[[gnu::always_inline]] inline void softmaxStridedRow(const float *row, float *dst, int64_t size,
-                              int64_t inner, bool log) {
+[[gnu::always_inline]] inline void
+softmaxStridedRow(const float *row, float *dst, int64_t size, int64_t inner,
+                  bool log) {
   float peak = -std::numeric_limits<float>::infinity();
   for (int64_t k = 0; k < size; ++k)
     peak = std::max(peak, row[k * inner]);
@@ -60,8 +61,7 @@ template <typename F>
     dst[k * inner] *= scale;
 }
 
-/// std::max of each lane of a Floats8 (a template: instantiated only in
-/// the AVX2 and baseline clones that call it).
+/// std::max(a, b) of each lane of a Floats8: a NaN in `b` is skipped.
 template <typename V> [[gnu::always_inline]] inline V maxOf(V a, V b) {
   return a < b ? b : a;
 }
